@@ -1,0 +1,1 @@
+"""compiler: @compile traces eager code into IR and fused Numba kernels."""

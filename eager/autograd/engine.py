@@ -1,0 +1,264 @@
+"""The backward engine: an iterative walk of grad nodes in dependency order.
+
+Two ways to run the same derivative formulas (see :mod:`eager.ops.base`):
+
+* plain backward: gradients are NumPy arrays and formulas run through ``A`` (the ops'
+  forwards on arrays), building no Tensor objects;
+* ``create_graph=True``, or a compiler tracer active: gradients are Tensors and
+  formulas run through ``T`` (dispatch), so they build a differentiable graph or are
+  recorded as IR.
+
+Order is deterministic: nodes are counted by an explicit-stack DFS, then processed
+when all their consumers have sent their gradients (no recursion, no sets).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._state import STATE
+from ..ops.base import A, T
+from ..tensor import Tensor
+from .node import Node
+
+_ndarray = np.ndarray
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves."""
+    if isinstance(tensors, Tensor):
+        tensors = (tensors,)
+    if isinstance(grad_tensors, Tensor):
+        grad_tensors = (grad_tensors,)
+    if inputs is not None:
+        inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    _run(tuple(tensors), grad_tensors, retain_graph, create_graph, inputs, capture=False)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=None, materialize_grads=False):
+    """Return the gradients of ``outputs`` with respect to ``inputs`` (no ``.grad`` writes)."""
+    single = isinstance(inputs, Tensor)
+    inputs = (inputs,) if single else tuple(inputs)
+    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    if isinstance(grad_outputs, Tensor):
+        grad_outputs = (grad_outputs,)
+    for i, t in enumerate(inputs):
+        if not t.requires_grad:
+            raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not "
+                               "require grad")
+    got = _run(outputs, grad_outputs, retain_graph, create_graph, inputs, capture=True)
+    result = []
+    for i, (t, g) in enumerate(zip(inputs, got)):
+        if g is None:
+            if materialize_grads:
+                from ..ops import zeros_like
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError(
+                    f"One of the differentiated Tensors (input {i}) appears to not have been "
+                    "used in the graph. Set allow_unused=True if this is the desired behavior.")
+        result.append(g)
+    return tuple(result)
+
+
+def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
+    if retain_graph is None:
+        retain_graph = create_graph
+    tracing = STATE.tracer is not None
+    as_tensors = create_graph or tracing
+    F = T if as_tensors else A
+
+    if root_grads is not None and len(root_grads) != len(roots):
+        raise RuntimeError(f"got {len(root_grads)} gradients for {len(roots)} outputs")
+    node_buf: dict = {}   # Node -> gradient flowing into it
+    leaf_buf: dict = {}   # id(leaf) -> [leaf, gradient]
+    for i, t in enumerate(roots):
+        if not t.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
+        g = None if root_grads is None else root_grads[i]
+        if g is None:
+            if t._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs "
+                                   f"(got an output of shape {tuple(t._data.shape)})")
+            g = np.ones_like(t._data)
+            if as_tensors:
+                g = Tensor._make(g)
+        else:
+            if not isinstance(g, Tensor):
+                g = Tensor._make(np.asarray(g, dtype=t._data.dtype))
+            if g._data.shape != t._data.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{tuple(g._data.shape)} and output[{i}] has a shape of "
+                                   f"{tuple(t._data.shape)}.")
+            if not as_tensors:
+                g = g._data
+        _send(t.grad_fn if t.grad_fn is not None else t, g, node_buf, leaf_buf, F)
+
+    # which nodes' totals to capture (autograd.grad / backward(inputs=...))
+    want_nodes = {}
+    want_leaves = None
+    if inputs is not None:
+        want_leaves = {}
+        for k, t in enumerate(inputs):
+            if t.grad_fn is None:
+                want_leaves[id(t)] = k
+            else:
+                want_nodes[t.grad_fn] = k
+    captured = [None] * (len(inputs) if inputs is not None else 0)
+
+    # dependency counts: how many edges point at each node from nodes we will run
+    deps: dict = {}
+    stack = [n for n in node_buf]
+    seen = set(map(id, stack))
+    while stack:
+        n = stack.pop()
+        for nx in n.next:
+            if type(nx) is Node:
+                deps[nx] = deps.get(nx, 0) + 1
+                if id(nx) not in seen:
+                    seen.add(id(nx))
+                    stack.append(nx)
+    ready = [n for n in node_buf if n not in deps]
+
+    mode_cm = None
+    if not create_graph:
+        from .grad_mode import no_grad
+        mode_cm = no_grad()
+        mode_cm.__enter__()
+    try:
+        while ready:
+            node = ready.pop()
+            g = node_buf.pop(node)
+            if node.hooks or node.retains:
+                g = _tensor_hooks(node, g, as_tensors)
+            if node in want_nodes:
+                captured[want_nodes[node]] = g if as_tensors else Tensor._make(np.asarray(g))
+            saved = node.unpack(as_tensors)
+            grads = node.op.backward(F, g, saved, node)
+            if not retain_graph:
+                node.release()
+            if STATE.anomaly:
+                _check_anomaly(node, grads, as_tensors)
+            shapes = node.shapes
+            dtypes = node.dtypes
+            for i, nx in enumerate(node.next):
+                if nx is None:
+                    continue
+                gi = grads[i]
+                if gi is None:
+                    continue
+                if gi.shape != shapes[i]:
+                    gi = F.sum_to(gi, shape=shapes[i])
+                if gi.dtype != dtypes[i]:
+                    gi = F.cast(gi, dtype=dtypes[i])
+                if type(nx) is Node:
+                    prev = node_buf.get(nx)
+                    node_buf[nx] = gi if prev is None else F.add(prev, gi)
+                    deps[nx] -= 1
+                    if deps[nx] == 0:
+                        ready.append(nx)
+                else:
+                    if not as_tensors and (gi is g or type(gi) is not _ndarray
+                                           or gi.base is not None):
+                        gi = np.array(gi)  # take ownership: g may be shared elsewhere
+                    entry = leaf_buf.get(id(nx))
+                    if entry is None:
+                        leaf_buf[id(nx)] = [nx, gi]
+                    else:
+                        entry[1] = F.add(entry[1], gi)
+        # leaves
+        for key, (leaf, gl) in leaf_buf.items():
+            if leaf._hooks:
+                gl = _call_hooks(leaf._hooks, gl, as_tensors)
+            if capture:
+                k = want_leaves.get(key)
+                if k is not None:
+                    captured[k] = gl if as_tensors else Tensor._make(np.asarray(gl))
+                continue
+            if want_leaves is not None and key not in want_leaves:
+                continue
+            _accumulate(leaf, gl, as_tensors, create_graph)
+    finally:
+        if mode_cm is not None:
+            mode_cm.__exit__(None, None, None)
+    return captured
+
+
+def _send(target, g, node_buf, leaf_buf, F):
+    if type(target) is Node:
+        prev = node_buf.get(target)
+        node_buf[target] = g if prev is None else F.add(prev, g)
+    else:
+        entry = leaf_buf.get(id(target))
+        if entry is None:
+            leaf_buf[id(target)] = [target, g if isinstance(g, Tensor) else np.array(g)]
+        else:
+            entry[1] = F.add(entry[1], g)
+
+
+def _accumulate(leaf: Tensor, g, as_tensors: bool, create_graph: bool) -> None:
+    """Add a gradient into ``leaf.grad`` (in place unless building a graph)."""
+    old = leaf.grad
+    if as_tensors:
+        if old is None:
+            new = g if create_graph else g.detach()
+        else:
+            new = old + g
+            if not create_graph:
+                new = new.detach()
+        leaf.grad = new
+        if STATE.tracer is not None:
+            STATE.tracer.on_grad_write(leaf)
+        return
+    if type(g) is not _ndarray:
+        g = np.asarray(g)
+    if old is None:
+        leaf.grad = Tensor._make(g)
+    elif old._data.shape == g.shape and old._data.dtype == g.dtype and old._data.flags.writeable:
+        np.add(old._data, g, out=old._data)
+        old._version[0] += 1
+    else:
+        leaf.grad = Tensor._make(old._data + g)
+
+
+def _tensor_hooks(node, g, as_tensors):
+    if node.hooks:
+        g = _call_hooks(node.hooks, g, as_tensors)
+    if node.retains:
+        for ref in node.retains:
+            t = ref()
+            if t is None:
+                continue
+            gt = g if as_tensors else Tensor._make(np.array(g))
+            if not as_tensors:
+                gt = gt.detach()
+            t.grad = gt if t.grad is None else (t.grad + gt).detach()
+    return g
+
+
+def _call_hooks(hooks, g, as_tensors):
+    for hook in list(hooks):
+        gt = g if as_tensors else Tensor._make(np.asarray(g))
+        r = hook(gt)
+        if r is not None:
+            if not isinstance(r, Tensor):
+                raise TypeError(f"a hook must return a Tensor or None, got {type(r).__name__}")
+            g = r if as_tensors else r._data
+    return g
+
+
+def _check_anomaly(node, grads, as_tensors):
+    for i, gi in enumerate(grads):
+        if gi is None:
+            continue
+        arr = gi._data if as_tensors else np.asarray(gi)
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+            what = "nan" if np.isnan(arr).any() else "inf"
+            trace = "".join(node.trace or ["(no forward traceback recorded)\n"])
+            raise RuntimeError(
+                f"Function '{node.name()}' returned {what} values in its {i}th output.\n"
+                f"Traceback of the forward call that created this node:\n{trace}")

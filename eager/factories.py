@@ -1,0 +1,200 @@
+"""Tensor factories: ``tensor``, ``from_numpy``, ``zeros``, ``ones``, ``full``, ``empty``,
+``arange``, ``linspace``, ``eye``, ``rand``, ``randn``, ``randint`` and the ``*_like`` forms.
+
+Python floats become float32, ints int64, bools bool; a NumPy array keeps its dtype.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes as _dt
+from ._state import STATE
+from .dispatch import dispatch
+from .functions import norm_shape
+from .ops import factory as _f
+from .ops.factory import manual_seed, initial_seed  # noqa: F401  (re-exported)
+from .tensor import Tensor
+
+
+def _infer_np_dtype(data) -> np.dtype:
+    """The dtype PyTorch gives to nested Python data."""
+    kinds = set()
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, Tensor):
+            kinds.add(x._data.dtype.kind if x._data.dtype.kind != "f" else "f")
+        elif isinstance(x, (bool, np.bool_)):
+            kinds.add("b")
+        elif isinstance(x, (int, np.integer)):
+            kinds.add("i")
+        elif isinstance(x, (float, np.floating)):
+            kinds.add("f")
+        else:
+            raise TypeError(f"tensor(): could not infer dtype of {type(x).__name__}")
+    if "f" in kinds:
+        return _dt.DEFAULT_FLOAT.np
+    if "i" in kinds or "u" in kinds:
+        return _dt.DEFAULT_INT.np
+    if "b" in kinds:
+        return _dt.bool_.np
+    return _dt.DEFAULT_FLOAT.np  # empty list
+
+
+def _finish(t: Tensor, requires_grad: bool) -> Tensor:
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Copy ``data`` (nested lists, scalars, NumPy arrays or tensors) into a new tensor."""
+    _check_device(device)
+    if isinstance(data, Tensor):
+        arr = data._data.copy()
+    elif isinstance(data, np.ndarray):
+        arr = data.copy()
+    else:
+        if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+            data = [x._data if isinstance(x, Tensor) else x for x in data]
+        arr = np.array(data, dtype=_infer_np_dtype(data) if dtype is None else None)
+    if dtype is not None:
+        arr = arr.astype(_dt.to_numpy(dtype), copy=False)
+    elif arr.dtype == np.float64 and not isinstance(data, (np.ndarray, Tensor)):
+        arr = arr.astype(np.float32)
+    _dt.from_numpy(arr.dtype)
+    t = Tensor._make(np.ascontiguousarray(arr))
+    if STATE.tracer is not None:
+        STATE.tracer.on_new_tensor(t)
+    return _finish(t, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    if isinstance(data, Tensor) and (dtype is None or data._data.dtype == _dt.to_numpy(dtype)):
+        return data
+    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == _dt.to_numpy(dtype)):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing memory with ``array``."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    _dt.from_numpy(array.dtype)
+    t = Tensor._make(array)
+    if STATE.tracer is not None:
+        STATE.tracer.on_new_tensor(t)
+    return t
+
+
+def _check_device(device) -> None:
+    if device is not None and str(device) != "cpu":
+        raise RuntimeError(f"eager tensors live on the cpu device; got device={device!r}")
+
+
+def _float_dtype(dtype) -> np.dtype:
+    return _dt.DEFAULT_FLOAT.np if dtype is None else _dt.to_numpy(dtype)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _check_device(device)
+    shape = norm_shape((size,) if isinstance(size, int) else tuple(size), "full")
+    if dtype is None:
+        dtype = _dt.result_type(fill_value)
+    t = dispatch(_f.Full, shape=shape, value=fill_value, dtype=_dt.to_numpy(dtype))
+    return _finish(t, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _check_device(device)
+    t = dispatch(_f.Full, shape=norm_shape(size, "zeros"), value=0, dtype=_float_dtype(dtype))
+    return _finish(t, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _check_device(device)
+    t = dispatch(_f.Full, shape=norm_shape(size, "ones"), value=1, dtype=_float_dtype(dtype))
+    return _finish(t, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _check_device(device)
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if dtype is None:
+        dtype = _dt.result_type(start, end, step)
+    t = dispatch(_f.Arange, start=start, end=end, step=step, dtype=_dt.to_numpy(dtype))
+    return _finish(t, requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _check_device(device)
+    t = dispatch(_f.Linspace, start=start, end=end, steps=int(steps), dtype=_float_dtype(dtype))
+    return _finish(t, requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _check_device(device)
+    t = dispatch(_f.Eye, n=int(n), m=int(n if m is None else m), dtype=_float_dtype(dtype))
+    return _finish(t, requires_grad)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    _check_device(device)
+    t = dispatch(_f.Rand, shape=norm_shape(size, "rand"), dtype=_float_dtype(dtype))
+    return _finish(t, requires_grad)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    _check_device(device)
+    t = dispatch(_f.Randn, shape=norm_shape(size, "randn"), dtype=_float_dtype(dtype))
+    return _finish(t, requires_grad)
+
+
+def randint(low, high=None, size=None, *, dtype=None, device=None, generator=None) -> Tensor:
+    _check_device(device)
+    if size is None:
+        if high is None or not isinstance(high, (tuple, list)):
+            raise TypeError("randint() missing required argument 'size'")
+        low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+    return dispatch(_f.Randint, low=int(low), high=int(high), shape=norm_shape(tuple(size)),
+                    dtype=_dt.DEFAULT_INT.np if dtype is None else _dt.to_numpy(dtype))
+
+
+def _like(fn):
+    def like(input, *, dtype=None, device=None, requires_grad=False, **kw):
+        dt = input.dtype if dtype is None else dtype
+        return fn(tuple(input.shape), dtype=dt, requires_grad=requires_grad, **kw)
+    like.__name__ = fn.__name__ + "_like"
+    return like
+
+
+zeros_like = _like(zeros)
+ones_like = _like(ones)
+empty_like = _like(empty)
+rand_like = _like(rand)
+randn_like = _like(randn)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    dt = input.dtype if dtype is None else dtype
+    return full(tuple(input.shape), fill_value, dtype=dt, requires_grad=requires_grad)
+
+
+def randint_like(input, low, high=None, *, dtype=None) -> Tensor:
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)

@@ -1,0 +1,177 @@
+"""Tensor methods and operators, bound to the functions in :mod:`eager.functions`.
+
+Operators follow Python's protocol (``__add__``/``__radd__``...).  In-place methods
+(``add_``, ``mul_``...) compute out of place through the dispatch point, then write
+into the tensor's storage and bump its version counter (:func:`inplace`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import functions as fn
+from ._state import STATE
+from .tensor import Tensor
+
+
+def inplace(self: Tensor, result: Tensor, opname: str) -> Tensor:
+    """Make ``self`` hold ``result``: write its data into self's storage, bump the version,
+    and take over its grad_fn.  Raises PyTorch's errors for leaves that require grad."""
+    if STATE.grad_enabled and self.requires_grad and self.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    if self._base is not None and (result.requires_grad or self._base.requires_grad) \
+            and STATE.grad_enabled:
+        raise RuntimeError(f"{opname}: in-place modification of a view of a tensor that is part "
+                           "of an autograd graph is not supported; use an out-of-place op")
+    src = result._data
+    dst = self._data
+    if src.shape != dst.shape:
+        try:
+            src = np.broadcast_to(src, dst.shape)
+        except ValueError:
+            raise RuntimeError(f"{opname}: output with shape {list(dst.shape)} doesn't match the "
+                               f"broadcast shape {list(src.shape)}") from None
+    if src.dtype != dst.dtype and not np.can_cast(src.dtype, dst.dtype, "same_kind"):
+        raise RuntimeError(f"{opname}: result type {src.dtype} can't be cast to the desired "
+                           f"output type {dst.dtype}")
+    if not dst.flags.writeable:
+        raise RuntimeError(f"{opname}: unsupported operation: the tensor is read-only (more "
+                           "than one element of it may refer to a single memory location, as "
+                           "after expand(); clone() it first)")
+    np.copyto(dst, src, casting="unsafe")
+    v = self._version
+    v[0] += 1
+    v[1] = opname
+    if result.grad_fn is not None and STATE.grad_enabled:
+        self.grad_fn = result.grad_fn
+        self.requires_grad = True
+    if STATE.tracer is not None:
+        STATE.tracer.on_inplace(self, result)
+    return self
+
+
+def _fast_inplace(self: Tensor, ufunc, other) -> bool:
+    """True in-place ufunc when nothing needs recording (no grad, no tracer)."""
+    if STATE.tracer is not None:
+        return False
+    if isinstance(other, Tensor):
+        if other.requires_grad and STATE.grad_enabled:
+            return False
+        o = other._data
+        if o.dtype != self._data.dtype:
+            return False
+    elif isinstance(other, (int, float)) and not isinstance(other, bool):
+        o = other
+        if isinstance(other, float) and self._data.dtype.kind != "f":
+            return False
+    else:
+        return False
+    if self.requires_grad and STATE.grad_enabled:
+        return False
+    if self._base is not None and self._base.requires_grad and STATE.grad_enabled:
+        return False
+    ufunc(self._data, o, out=self._data)
+    v = self._version
+    v[0] += 1
+    v[1] = ufunc.__name__ + "_"
+    return True
+
+
+def _binary(f, name):
+    def op(self, other):
+        return f(self, other)
+
+    def rop(self, other):
+        return f(other, self)
+    op.__name__ = f"__{name}__"
+    rop.__name__ = f"__r{name}__"
+    return op, rop
+
+
+def _inplace_method(f, name, ufunc=None):
+    def m(self, *args, **kwargs):
+        if ufunc is not None and len(args) == 1 and not kwargs and \
+                _fast_inplace(self, ufunc, args[0]):
+            return self
+        return inplace(self, f(self, *args, **kwargs), name)
+    m.__name__ = name
+    return m
+
+
+def _install():
+    T = Tensor
+    for name, f in [("add", fn.add), ("sub", fn.sub), ("mul", fn.mul), ("truediv", fn.div),
+                    ("floordiv", fn.floor_divide), ("mod", fn.remainder), ("pow", fn.pow),
+                    ("and", fn.logical_and), ("or", fn.logical_or), ("xor", fn.logical_xor)]:
+        op, rop = _binary(f, name)
+        setattr(T, f"__{name}__", op)
+        setattr(T, f"__r{name}__", rop)
+    T.__neg__ = fn.neg
+    T.__abs__ = fn.abs
+    T.__pos__ = lambda self: self
+    T.__invert__ = lambda self: fn.logical_not(self) if self._data.dtype.kind == "b" \
+        else fn.bitwise_not(self)
+    for name, f in [("eq", fn.eq), ("ne", fn.ne), ("lt", fn.lt), ("le", fn.le), ("gt", fn.gt),
+                    ("ge", fn.ge)]:
+        setattr(T, f"__{name}__", f)
+    T.__hash__ = lambda self: id(self)
+
+    # augmented assignment is in place, as in PyTorch
+    for name, f, uf in [("add", fn.add, np.add), ("sub", fn.sub, np.subtract),
+                        ("mul", fn.mul, np.multiply), ("truediv", fn.div, None),
+                        ("floordiv", fn.floor_divide, None), ("mod", fn.remainder, None),
+                        ("pow", fn.pow, None)]:
+        setattr(T, f"__i{name}__", _inplace_method(f, f"__i{name}__", uf))
+
+    # plain methods: x.exp(), x.sum(dim), ...
+    for name in fn.METHODS:
+        if not hasattr(T, name):
+            setattr(T, name, getattr(fn, name))
+    # in-place methods
+    for name, uf in fn.INPLACE.items():
+        setattr(T, name + "_", _inplace_method(getattr(fn, name), name + "_", uf))
+
+
+_install()
+
+
+def _to(self, *args, **kwargs):
+    """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``."""
+    dtype = kwargs.get("dtype")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, str) or type(a).__name__ == "device":
+            from .factories import _check_device
+            _check_device(a)
+        elif a is not None:
+            dtype = a
+    if "device" in kwargs:
+        from .factories import _check_device
+        _check_device(kwargs["device"])
+    if dtype is None:
+        return self
+    out = fn.cast(self, dtype)
+    if kwargs.get("copy") and out is self:
+        return self.clone()
+    return out
+
+
+def _install_conversions():
+    T = Tensor
+    T.to = _to
+    T.type = lambda self, dtype=None: str(self.dtype) if dtype is None else fn.cast(self, dtype)
+    T.type_as = lambda self, other: fn.cast(self, other.dtype)
+    T.float = lambda self: fn.cast(self, "float32")
+    T.double = lambda self: fn.cast(self, "float64")
+    T.half = lambda self: fn.cast(self, "float16")
+    T.long = lambda self: fn.cast(self, "int64")
+    T.int = lambda self: fn.cast(self, "int32")
+    T.bool = lambda self: fn.cast(self, "bool")
+    T.cpu = lambda self: self
+    T.T = property(lambda self: fn.permute(self, tuple(range(self.ndim - 1, -1, -1))))
+    T.mT = property(lambda self: fn.transpose(self, -2, -1))
+
+
+_install_conversions()

@@ -1,0 +1,112 @@
+"""The op protocol, the op registry, and the two op namespaces derivatives are written in.
+
+An op is one class holding its forward and its backward side by side::
+
+    class Mul(Op):
+        saves = (0, 1)                        # arguments the backward needs
+        promotes = True                       # elementwise type promotion of the args
+        def forward(a, b):                    # NumPy arrays (or Python scalars) in, array out
+            return np.multiply(a, b)
+        def backward(F, g, saved, node):      # one gradient per argument (None: no grad)
+            a, b = saved
+            return F.mul(g, b), F.mul(g, a)
+
+``forward`` and ``backward`` are plain functions (no ``self``); the metaclass makes
+them static.  ``backward`` is written once, in terms of an op namespace ``F``:
+
+* :data:`A` runs every op's ``forward`` directly on NumPy arrays.  The plain eager
+  backward uses it: no Tensor objects, no graph.
+* :data:`T` dispatches every op on Tensors.  ``create_graph=True`` uses it (the
+  backward builds a differentiable graph), and so does a compiler tracer (each call
+  is recorded as an IR node).
+
+So each derivative has one definition, run two ways.  ``node`` gives the backward
+``node.shapes`` (each argument's shape, None for a Python scalar), ``node.params``
+(the keyword parameters of the forward call) and ``node.needs`` (whether each
+argument wants a gradient: skip the work for those that do not).
+
+Broadcasting is undone by the engine: a gradient whose shape differs from its
+argument's is summed back to it (``sum_to``), so elementwise formulas need not.
+A backward must not return the same freshly made array for two arguments (the engine
+takes ownership of returned arrays); returning the incoming ``g`` itself is fine.
+"""
+
+from __future__ import annotations
+
+OUT = -1  # in ``saves``: the op's output
+
+OPS: dict[str, type] = {}
+
+
+class _OpMeta(type):
+    def __new__(mcs, name, bases, ns):
+        for fn in ("forward", "backward"):
+            if fn in ns and not isinstance(ns[fn], staticmethod):
+                ns[fn] = staticmethod(ns[fn])
+        cls = super().__new__(mcs, name, bases, ns)
+        if bases and not ns.get("abstract", False):
+            if "name" not in ns:
+                cls.name = _snake(name)
+            if cls.name in OPS:
+                raise RuntimeError(f"op {cls.name!r} registered twice")
+            OPS[cls.name] = cls
+            setattr(A, cls.name, cls.forward)
+            setattr(T, cls.name, _dispatcher(cls))
+        return cls
+
+    def __repr__(cls):
+        return f"<op {cls.name}>"
+
+
+class Op(metaclass=_OpMeta):
+    """Base class of all ops.  Subclasses are registered under ``name``."""
+
+    abstract = True
+    name = "op"
+    saves: tuple = ()          # indices of arguments saved for backward; OUT for the output
+    differentiable = True
+    promotes = False           # cast tensor arguments to PyTorch's result dtype first
+    view = False               # the output shares memory with argument 0
+    elementwise = False        # output[i] depends only on inputs[i] (after broadcasting)
+    random = False             # draws from the generator: never folded or CSE'd
+    ufunc = None               # NumPy ufunc for true in-place application, when exact
+
+    def forward(*args, **params):
+        raise NotImplementedError
+
+    def backward(F, g, saved, node):
+        raise RuntimeError("this op is not differentiable")
+
+
+class _Namespace:
+    """Attribute access to ops by name: ``F.mul(a, b)``."""
+
+    def __init__(self, kind: str):
+        self._kind = kind
+
+    def __repr__(self):
+        return f"<op namespace {self._kind}>"
+
+
+A = _Namespace("arrays")   # op.forward on NumPy arrays
+T = _Namespace("tensors")  # dispatch(op, ...) on Tensors
+
+
+def _dispatcher(cls):
+    from ..dispatch import dispatch
+
+    def call(*args, **params):
+        return dispatch(cls, *args, **params)
+
+    call.__name__ = cls.name
+    call.__qualname__ = cls.name
+    return call
+
+
+def _snake(name: str) -> str:
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i and not name[i - 1].isupper():
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)

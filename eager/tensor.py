@@ -1,0 +1,362 @@
+"""The Tensor: a NumPy array plus autograd metadata.
+
+A tensor holds its data in ``_data`` (a NumPy array on the CPU device).  Views share
+``_data``'s memory and the ``_version`` counter (a one-element list) with their base,
+so an in-place op on either bumps the version that saved tensors check.
+
+Op methods (``x.exp()``, ``x + y``, ...) are attached by :mod:`eager.ops.methods`;
+this module holds only what every tensor needs regardless of the op set.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes as _dt
+from ._state import STATE
+
+
+class Tensor:
+    """A multi-dimensional array that records the operations applied to it.
+
+    Create one with :func:`eager.tensor`; ops on tensors that require grad build a
+    graph that :meth:`backward` walks.
+    """
+
+    __slots__ = ("_data", "requires_grad", "grad", "grad_fn", "_version", "_base",
+                 "_retains_grad", "_hooks", "__weakref__")
+    __array_priority__ = 1000  # ndarray (op) Tensor defers to Tensor's reflected op
+
+    def __init__(self, data, requires_grad: bool = False):
+        arr = data if isinstance(data, np.ndarray) else np.asarray(data)
+        _dt.from_numpy(arr.dtype)  # raises on unsupported dtypes
+        self._data = arr
+        self.requires_grad = bool(requires_grad)
+        self.grad = None
+        self.grad_fn = None
+        self._version = [0, None]  # [count, name of the last in-place op]
+        self._base = None
+        self._retains_grad = False
+        self._hooks = None
+        if requires_grad and arr.dtype.kind != "f":
+            raise RuntimeError("only Tensors of floating point dtype can require gradients, "
+                               f"got {_dt.from_numpy(arr.dtype)}")
+
+    # -- metadata -----------------------------------------------------------------
+    @property
+    def shape(self) -> "Size":
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim, "size")]
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    def nelement(self) -> int:
+        return self._data.size
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def dtype(self) -> _dt.DType:
+        return _dt.from_numpy(self._data.dtype)
+
+    @property
+    def device(self) -> "device":
+        return CPU
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def is_contiguous(self) -> bool:
+        return self._data.flags.c_contiguous
+
+    def stride(self, dim: int | None = None):
+        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        return st if dim is None else st[_wrap_dim(dim, self._data.ndim, "stride")]
+
+    def data_ptr(self) -> int:
+        return self._data.__array_interface__["data"][0]
+
+    @property
+    def data(self) -> "Tensor":
+        """A tensor sharing storage with this one, detached from the graph."""
+        t = Tensor._make(self._data)
+        t._version = self._version
+        t._base = self if self._base is None else self._base
+        return t
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+
+    @property
+    def _version_value(self) -> int:
+        return self._version[0]
+
+    # -- construction helpers (hot path: no __init__ checks) -----------------------
+    @staticmethod
+    def _make(arr: np.ndarray, requires_grad: bool = False, grad_fn=None) -> "Tensor":
+        t = _new(Tensor)
+        t._data = arr
+        t.requires_grad = requires_grad
+        t.grad = None
+        t.grad_fn = grad_fn
+        t._version = [0, None]
+        t._base = None
+        t._retains_grad = False
+        t._hooks = None
+        return t
+
+    # -- autograd -------------------------------------------------------------------
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to "
+                    "use a computed variable in a subgraph that doesn't require differentiation "
+                    "use var_no_grad = var.detach().")
+            return self
+        if requires_grad and self._data.dtype.kind != "f":
+            raise RuntimeError("only Tensors of floating point dtype can require gradients, "
+                               f"got {self.dtype}")
+        self.requires_grad = requires_grad
+        return self
+
+    def retain_grad(self) -> None:
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is not None:
+            self._retains_grad = True
+            self.grad_fn.add_retain(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a non-None return
+        replaces the gradient.  Returns a handle with ``remove()``."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn.add_hook(hook)
+        if self._hooks is None:
+            self._hooks = []
+        return _HookHandle(self._hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
+                 inputs=None) -> None:
+        from .autograd.engine import backward
+        backward((self,), None if gradient is None else (gradient,), retain_graph,
+                 create_graph, inputs)
+
+    def detach(self) -> "Tensor":
+        t = Tensor._make(self._data)
+        t._version = self._version
+        t._base = self if self._base is None else self._base
+        if STATE.tracer is not None:
+            STATE.tracer.on_alias(self, t)
+        return t
+
+    def detach_(self) -> "Tensor":
+        self.grad_fn = None
+        self.requires_grad = False
+        return self
+
+    # -- reads that leave the graph -------------------------------------------------
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        _leave(self, "numpy()")
+        return self._data
+
+    def tolist(self):
+        _leave(self, "tolist()")
+        return self._data.tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        _leave(self, "__array__")
+        a = self._data
+        if dtype is not None:
+            a = a.astype(dtype, copy=False)
+        return a.copy() if copy else a
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               "to Scalar")
+        v = self._data.reshape(()).item()
+        if STATE.tracer is not None:
+            STATE.tracer.on_branch(self, v, "item()")
+        return v
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self._data.size} elements is "
+                               "ambiguous")
+        v = bool(self._data.reshape(()))
+        if STATE.tracer is not None:
+            STATE.tracer.on_branch(self, v, "bool()")
+        return v
+
+    def __float__(self) -> float:
+        v = float(self._scalar("float"))
+        if STATE.tracer is not None:
+            STATE.tracer.on_branch(self, v, "float()")
+        return v
+
+    def __int__(self) -> int:
+        v = int(self._scalar("int"))
+        if STATE.tracer is not None:
+            STATE.tracer.on_branch(self, v, "int()")
+        return v
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return self.__int__()
+
+    def _scalar(self, what):
+        if self._data.size != 1:
+            raise RuntimeError(f"only one element tensors can be converted to Python scalars "
+                               f"({what}() of a tensor of shape {tuple(self._data.shape)})")
+        return self._data.reshape(())
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        _leave(self, "iteration")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __repr__(self) -> str:
+        _leave(self, "repr()")
+        from .printing import tensor_repr
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return repr(self)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self._data.copy(), self.requires_grad))
+
+    def __deepcopy__(self, memo):
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.")
+        t = type(self).__new__(type(self))
+        Tensor.__init__(t, self._data.copy(), self.requires_grad)
+        memo[id(self)] = t
+        return t
+
+
+_new = object.__new__
+
+
+def _rebuild(data, requires_grad):
+    return Tensor(data, requires_grad)
+
+
+def _leave(t: Tensor, what: str) -> None:
+    """A read of the data that leaves the graph: a tracer must stop replaying."""
+    if STATE.tracer is not None:
+        STATE.tracer.on_data_read(t, what)
+
+
+def _wrap_dim(dim: int, ndim: int, op: str = "") -> int:
+    n = ndim if ndim else 1
+    if not -n <= dim < n:
+        raise IndexError(f"{op}: dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+class Size(tuple):
+    """``tensor.shape``: a tuple that prints as ``eager.Size([2, 3])``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"eager.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class device:
+    """A device name.  Only ``cpu`` holds eager tensors for now."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, spec="cpu", index=None):
+        if isinstance(spec, device):
+            spec, index = spec.type, spec.index
+        kind, _, idx = str(spec).partition(":")
+        if kind not in ("cpu", "cuda"):
+            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device "
+                               f"string: {spec}")
+        self.type = kind
+        self.index = int(idx) if idx else index
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+    def __repr__(self) -> str:
+        idx = "" if self.index is None else f", index={self.index}"
+        return f"device(type='{self.type}'{idx})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+
+CPU = device("cpu")
+
+
+class _HookHandle:
+    __slots__ = ("_hooks", "_hook")
+
+    def __init__(self, hooks: list, hook):
+        hooks.append(hook)
+        self._hooks = hooks
+        self._hook = hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
