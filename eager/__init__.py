@@ -16,8 +16,11 @@ from .dtypes import int32 as int, int64 as long  # noqa: F401
 from .tensor import Tensor, Size, device  # noqa: F401
 from .autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
                        is_grad_enabled, is_inference_mode_enabled)
-from .functions import *  # noqa: F401,F403
-from .functions import sum, abs, pow, round  # noqa: F401
+from .fn.elementwise import *  # noqa: F401,F403
+from .fn.reduce import *  # noqa: F401,F403
+from .fn.shape import *  # noqa: F401,F403
+from .fn.elementwise import abs, pow, round  # noqa: F401
+from .fn.reduce import sum  # noqa: F401
 from .factories import *  # noqa: F401,F403
 from . import methods as _methods  # noqa: F401  (binds Tensor methods)
 

@@ -11,7 +11,7 @@ import numpy as np
 from . import dtypes as _dt
 from ._state import STATE
 from .dispatch import dispatch
-from .functions import norm_shape
+from .fn.args import norm_shape
 from .ops import factory as _f
 from .ops.factory import manual_seed, initial_seed  # noqa: F401  (re-exported)
 from .tensor import Tensor

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import functions as fn
+from . import fn as _fn_pkg
+from .fn import elementwise as fn
 from ._state import STATE
 from .tensor import Tensor
 
@@ -99,6 +100,10 @@ def _inplace_method(f, name, ufunc=None):
     return m
 
 
+# Tensor attributes a function of the same name must not replace
+_KEEP = {"size", "numel", "dim", "shape", "dtype", "ndim"}
+
+
 def _install():
     T = Tensor
     for name, f in [("add", fn.add), ("sub", fn.sub), ("mul", fn.mul), ("truediv", fn.div),
@@ -124,13 +129,13 @@ def _install():
                         ("pow", fn.pow, None)]:
         setattr(T, f"__i{name}__", _inplace_method(f, f"__i{name}__", uf))
 
-    # plain methods: x.exp(), x.sum(dim), ...
-    for name in fn.METHODS:
-        if not hasattr(T, name):
-            setattr(T, name, getattr(fn, name))
-    # in-place methods
-    for name, uf in fn.INPLACE.items():
-        setattr(T, name + "_", _inplace_method(getattr(fn, name), name + "_", uf))
+    # plain methods: x.exp(), x.sum(dim), ...; in-place forms x.exp_()
+    for mod in _fn_pkg.FAMILIES:
+        for name in mod.METHODS:
+            if name not in _KEEP:
+                setattr(T, name, getattr(mod, name))
+        for name, uf in mod.INPLACE.items():
+            setattr(T, name + "_", _inplace_method(getattr(mod, name), name + "_", uf))
 
 
 _install()
@@ -170,8 +175,9 @@ def _install_conversions():
     T.int = lambda self: fn.cast(self, "int32")
     T.bool = lambda self: fn.cast(self, "bool")
     T.cpu = lambda self: self
-    T.T = property(lambda self: fn.permute(self, tuple(range(self.ndim - 1, -1, -1))))
-    T.mT = property(lambda self: fn.transpose(self, -2, -1))
+    from .fn.shape import permute, transpose
+    T.T = property(lambda self: permute(self, tuple(range(self.ndim - 1, -1, -1))))
+    T.mT = property(lambda self: transpose(self, -2, -1))
 
 
 _install_conversions()

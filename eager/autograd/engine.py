@@ -54,7 +54,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for i, (t, g) in enumerate(zip(inputs, got)):
         if g is None:
             if materialize_grads:
-                from ..ops import zeros_like
+                from ..factories import zeros_like
                 g = zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(

@@ -1,0 +1,235 @@
+"""Elementwise op functions with PyTorch's names and signatures (``eager.exp``, ``eager.add``...).
+
+They normalize arguments (``alpha`` folded into a multiply, lists to tensors) and call
+the dispatch point.  ``METHODS`` and ``INPLACE`` name what :mod:`eager.methods` binds
+as Tensor methods.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..dispatch import dispatch
+from ..ops import elementwise as _ew
+from ..tensor import Tensor
+from .args import as_tensor_arg
+
+# -- arithmetic -------------------------------------------------------------------------
+
+def add(input, other, *, alpha=1):
+    if alpha != 1:
+        other = dispatch(_ew.Mul, as_tensor_arg(other), alpha)
+    return dispatch(_ew.Add, as_tensor_arg(input), as_tensor_arg(other))
+
+
+def sub(input, other, *, alpha=1):
+    if alpha != 1:
+        other = dispatch(_ew.Mul, as_tensor_arg(other), alpha)
+    return dispatch(_ew.Sub, as_tensor_arg(input), as_tensor_arg(other))
+
+
+subtract = sub
+
+
+def mul(input, other):
+    return dispatch(_ew.Mul, as_tensor_arg(input), as_tensor_arg(other))
+
+
+multiply = mul
+
+
+def div(input, other, *, rounding_mode=None):
+    input, other = as_tensor_arg(input), as_tensor_arg(other)
+    if rounding_mode is None:
+        return dispatch(_ew.Div, input, other)
+    if rounding_mode == "floor":
+        return dispatch(_ew.FloorDivide, input, other) if not _is_float(input, other) \
+            else dispatch(_ew.Floor, dispatch(_ew.Div, input, other))
+    if rounding_mode == "trunc":
+        q = dispatch(_ew.Trunc, dispatch(_ew.Div, input, other))
+        return q if _is_float(input, other) else dispatch(_ew.Cast, q, dtype=_result_np(input, other))
+    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                     f"found '{rounding_mode}'")
+
+
+divide = true_divide = div
+
+
+def _result_np(*args):
+    return _dt.result_type(*[a._data if isinstance(a, Tensor) else a for a in args])
+
+
+def _is_float(*args) -> bool:
+    return _result_np(*args).kind == "f"
+
+
+def floor_divide(input, other):
+    return dispatch(_ew.FloorDivide, as_tensor_arg(input), as_tensor_arg(other))
+
+
+def remainder(input, other):
+    return dispatch(_ew.Remainder, as_tensor_arg(input), as_tensor_arg(other))
+
+
+def fmod(input, other):
+    input, other = as_tensor_arg(input), as_tensor_arg(other)
+    return sub(input, mul(div(input, other, rounding_mode="trunc"), other))
+
+
+def pow(input, exponent):
+    return dispatch(_ew.Pow, as_tensor_arg(input), as_tensor_arg(exponent))
+
+
+def neg(input):
+    return dispatch(_ew.Neg, input)
+
+
+negative = neg
+
+
+def _unary(op):
+    def fn(input):
+        return dispatch(op, input)
+    fn.__name__ = op.name
+    fn.__doc__ = f"Elementwise ``{op.name}``."
+    return fn
+
+
+abs = _unary(_ew.Abs)
+absolute = abs
+exp = _unary(_ew.Exp)
+expm1 = _unary(_ew.Expm1)
+log = _unary(_ew.Log)
+log1p = _unary(_ew.Log1p)
+sqrt = _unary(_ew.Sqrt)
+rsqrt = _unary(_ew.Rsqrt)
+sin = _unary(_ew.Sin)
+cos = _unary(_ew.Cos)
+tanh = _unary(_ew.Tanh)
+sigmoid = _unary(_ew.Sigmoid)
+erf = _unary(_ew.Erf)
+relu = _unary(_ew.Relu)
+silu = _unary(_ew.Silu)
+sign = _unary(_ew.Sign)
+floor = _unary(_ew.Floor)
+ceil = _unary(_ew.Ceil)
+trunc = _unary(_ew.Trunc)
+reciprocal = _unary(_ew.Reciprocal)
+logical_not = _unary(_ew.LogicalNot)
+bitwise_not = _unary(_ew.BitwiseNot)
+isnan = _unary(_ew.Isnan)
+isinf = _unary(_ew.Isinf)
+isfinite = _unary(_ew.Isfinite)
+
+
+def square(input):
+    return dispatch(_ew.Mul, input, input)
+
+
+def log2(input):
+    return dispatch(_ew.Mul, dispatch(_ew.Log, input), 1.0 / np.log(2.0))
+
+
+def log10(input):
+    return dispatch(_ew.Mul, dispatch(_ew.Log, input), 1.0 / np.log(10.0))
+
+
+def round(input, decimals: int = 0):
+    return dispatch(_ew.Round, input, decimals=decimals)
+
+
+def gelu(input, approximate: str = "none"):
+    return dispatch(_ew.Gelu, input, approximate=approximate)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    return dispatch(_ew.Softplus, input, beta=beta, threshold=threshold)
+
+
+def clamp(input, min=None, max=None):
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        out = input
+        if min is not None:
+            out = maximum(out, min)
+        if max is not None:
+            out = minimum(out, max)
+        return out
+    return dispatch(_ew.Clamp, input, min=min, max=max)
+
+
+clip = clamp
+
+
+def minimum(input, other):
+    return dispatch(_ew.Minimum, as_tensor_arg(input), as_tensor_arg(other))
+
+
+def maximum(input, other):
+    return dispatch(_ew.Maximum, as_tensor_arg(input), as_tensor_arg(other))
+
+
+def where(condition, input=None, other=None):
+    if input is None and other is None:
+        from .index import nonzero
+        return nonzero(condition, as_tuple=True)
+    return dispatch(_ew.Where, condition, as_tensor_arg(input), as_tensor_arg(other))
+
+
+def _compare(op):
+    def fn(input, other):
+        return dispatch(op, as_tensor_arg(input), as_tensor_arg(other))
+    fn.__name__ = op.name
+    return fn
+
+
+eq = _compare(_ew.Eq)
+ne = _compare(_ew.Ne)
+lt = _compare(_ew.Lt)
+le = _compare(_ew.Le)
+gt = _compare(_ew.Gt)
+ge = _compare(_ew.Ge)
+logical_and = _compare(_ew.LogicalAnd)
+logical_or = _compare(_ew.LogicalOr)
+logical_xor = _compare(_ew.LogicalXor)
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+def equal(input, other) -> bool:
+    """True if both tensors have the same shape and elements."""
+    return tuple(input.shape) == tuple(other.shape) and bool(np.array_equal(input._data, other._data))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    from ..factories import tensor
+    return tensor(np.isclose(input._data, as_tensor_arg(other)._data if isinstance(other, Tensor)
+                             else other, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def cast(input, dtype):
+    npd = _dt.to_numpy(dtype)
+    if input._data.dtype == npd:
+        return input
+    return dispatch(_ew.Cast, input, dtype=npd)
+
+
+METHODS = [
+    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
+    "floor_divide", "remainder", "fmod", "pow", "neg", "negative", "abs", "absolute",
+    "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tanh",
+    "sigmoid", "erf", "relu", "silu", "sign", "floor", "ceil", "trunc", "round",
+    "reciprocal", "square", "logical_not", "bitwise_not", "isnan", "isinf", "isfinite",
+    "softplus", "clamp", "clip", "minimum", "maximum", "where", "eq", "ne", "lt", "le",
+    "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
+    "logical_and", "logical_or", "logical_xor", "equal", "allclose", "isclose",
+]
+INPLACE = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": None, "pow": None,
+    "neg": None, "abs": None, "exp": None, "log": None, "sqrt": None, "tanh": None,
+    "sigmoid": None, "relu": None, "clamp": None, "floor": None, "ceil": None, "round": None,
+    "sign": None, "remainder": None, "reciprocal": None, "trunc": None,
+}

@@ -1,0 +1,397 @@
+"""Kernel cache: turns generated Python/Numba source text into live modules.
+
+What is cached
+    The compiler emits the source of a small Python module that defines one or
+    more Numba functions (``@numba.njit(cache=True)`` etc. written in the text).
+    :func:`load_module` maps that source to an imported module object. Entries
+    are content addressed: the key is a sha256 of the source plus the Numba,
+    NumPy and Python versions (so an upgrade never picks up stale code),
+    truncated to 20 hex digits; the module is named ``f"{prefix}_{key}"``.
+
+Where
+    1. In memory: a dict keyed by the source string itself, so a hit is a dict
+       lookup (pass the same ``str`` object to avoid re-hashing long sources).
+    2. On disk: ``cache_dir()/<name>.py``. ``cache_dir()`` is
+       ``$DYNGRAPH_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/dyngraph`` or
+       ``~/.cache/dyngraph`` (re-read on every miss, overridable with
+       :func:`set_cache_dir`). Next to the source, Numba keeps its own cache
+       (``__pycache__/<name>.<func>-<line>.pyXY.nbi`` index and ``.nbc`` data;
+       under ``$NUMBA_CACHE_DIR`` if that is set), so a later process that imports
+       the same file loads machine code instead of recompiling.
+       ``DYNGRAPH_CACHE_DIR=off`` (or ``set_cache_dir("off")``) disables the disk
+       cache: the source is executed in a fresh in-memory module with every
+       ``cache=...`` keyword of Numba decorators forced to ``False`` (Numba
+       raises ``RuntimeError: cannot cache function ...: no locator available``
+       at decoration time for code that has no file).
+
+Why the module is put in ``sys.modules`` before it is executed
+    When Numba rebuilds a compile result from its disk cache it resolves the
+    function's module with ``importlib.import_module(func.__module__)``. A
+    module imported from an arbitrary path is not importable by name, so the
+    lookup falls back to Numba's ``<dynamic>`` dummy module and the first call
+    fails with ``ModuleNotFoundError: No module named '<dynamic>'``. The module
+    therefore stays registered under its name for as long as it is cached; it
+    is removed again if executing it fails.
+
+Robustness
+    Files are written atomically (temp file in the same directory +
+    ``os.replace``), so concurrent writers in several processes cannot leave a
+    torn file; a source file whose content differs from the expected source
+    (truncated/corrupt) is rewritten. If executing the module fails, the
+    entry's files (source, its ``.pyc``, Numba's index/data files) are deleted
+    and the entry is rebuilt once; a second failure re-raises the original
+    exception. Numba loads its disk cache lazily, at the first call of each
+    signature, so a corrupt ``.nbi``/``.nbc`` file normally surfaces only then:
+    every Numba dispatcher in a loaded module therefore gets a guarded cache
+    loader that, on any error, resets that function's Numba index and lets
+    Numba recompile (counted in ``cache_stats()["numba_repairs"]``).
+    Misses are serialized by a process-wide lock.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import hashlib
+import importlib.util
+import logging
+import os
+import sys
+import tempfile
+import threading
+import types
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "cache_dir",
+    "cache_stats",
+    "clear_memory_cache",
+    "load_function",
+    "load_module",
+    "set_cache_dir",
+]
+
+_log = logging.getLogger(__name__)
+
+_ENV_VAR = "DYNGRAPH_CACHE_DIR"
+_OFF = "off"
+_KEY_HEX_CHARS = 20
+
+# prefix -> {source: module}. Only mutated under _lock; read lock-free.
+_memory: dict[str, dict[str, types.ModuleType]] = {}
+_lock = threading.RLock()
+_override: str | None = None  # set by set_cache_dir()
+_version_tag: str | None = None
+
+_STAT_NAMES = ("memory_hits", "disk_loads", "builds", "rebuilds", "numba_repairs")
+_stats: dict[str, int] = dict.fromkeys(_STAT_NAMES, 0)
+
+# Numba decorators whose ``cache=`` keyword is forced to False in "off" mode.
+_NUMBA_DECORATORS = frozenset(
+    {"jit", "njit", "vectorize", "guvectorize", "cfunc", "generated_jit", "stencil"}
+)
+
+
+# --------------------------------------------------------------------------- location
+
+
+def set_cache_dir(path: str | os.PathLike[str] | None) -> None:
+    """Override the cache directory for this process.
+
+    ``path`` may be a directory, ``"off"`` (memory only) or ``None`` to go back
+    to the environment (``$DYNGRAPH_CACHE_DIR`` / XDG default). Already-loaded
+    modules stay in the memory cache; see :func:`clear_memory_cache`.
+    """
+    global _override
+    _override = None if path is None else os.fspath(path)
+
+
+def cache_dir() -> Path | None:
+    """The on-disk cache directory (created on demand), or ``None`` if disabled.
+
+    Resolution order: :func:`set_cache_dir` override, ``$DYNGRAPH_CACHE_DIR``,
+    ``$XDG_CACHE_HOME/dyngraph``, ``~/.cache/dyngraph``. The value ``"off"``
+    (case-insensitive) disables the disk cache. Re-evaluated on every call.
+    """
+    raw = _override if _override is not None else os.environ.get(_ENV_VAR)
+    if raw:
+        if raw.strip().lower() == _OFF:
+            return None
+        d = Path(raw).expanduser()
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+        d = base / "dyngraph"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def load_module(source: str, *, prefix: str = "dg") -> types.ModuleType:
+    """Return the module defined by ``source``, executing/importing it at most once.
+
+    Memory hit: one dict lookup. Miss: import ``cache_dir()/<prefix>_<key>.py``
+    (written atomically if missing or stale), or exec in memory when the disk
+    cache is off. Raises whatever executing the source raises (after one
+    rebuild attempt for on-disk entries).
+    """
+    try:
+        mod = _memory[prefix][source]
+    except KeyError:
+        return _load_slow(source, prefix)
+    _stats["memory_hits"] += 1
+    return mod
+
+
+def load_function(source: str, name: str, *, prefix: str = "dg") -> Callable[..., Any]:
+    """``getattr(load_module(source, prefix=prefix), name)``."""
+    return getattr(load_module(source, prefix=prefix), name)
+
+
+def cache_stats() -> dict[str, int]:
+    """Counters since the last :func:`clear_memory_cache`.
+
+    ``memory_hits``: served from the in-memory dict; ``disk_loads``: imported
+    from an existing, intact source file; ``builds``: source file written
+    (missing/corrupt) or, in "off" mode, source executed in memory;
+    ``rebuilds``: entries purged and rebuilt after executing them failed;
+    ``numba_repairs``: corrupt Numba index/data files discarded at call time.
+    ``memory_hits`` is updated without the lock and may undercount under
+    heavy thread contention.
+    """
+    return dict(_stats)
+
+
+def clear_memory_cache() -> None:
+    """Forget all in-memory modules (also dropping them from ``sys.modules``)
+    and reset :func:`cache_stats`. Disk entries are kept."""
+    with _lock:
+        for mods in _memory.values():
+            for mod in mods.values():
+                if sys.modules.get(mod.__name__) is mod:
+                    del sys.modules[mod.__name__]
+        _memory.clear()
+        for k in _STAT_NAMES:
+            _stats[k] = 0
+
+
+# --------------------------------------------------------------------------- internals
+
+
+def _get_version_tag() -> str:
+    global _version_tag
+    if _version_tag is None:
+        import numba
+        import numpy
+
+        _version_tag = (
+            f"numba={numba.__version__};numpy={numpy.__version__};"
+            f"python={sys.implementation.cache_tag}:{'.'.join(map(str, sys.version_info[:3]))}"
+        )
+    return _version_tag
+
+
+def _module_name(source: str, prefix: str) -> str:
+    h = hashlib.sha256()
+    h.update(_get_version_tag().encode())
+    h.update(b"\0")
+    h.update(source.encode("utf-8"))
+    name = f"{prefix}_{h.hexdigest()[:_KEY_HEX_CHARS]}"
+    if not name.isidentifier():
+        raise ValueError(f"prefix {prefix!r} does not give a valid module name")
+    return name
+
+
+def _load_slow(source: str, prefix: str) -> types.ModuleType:
+    if not isinstance(source, str):
+        raise TypeError(f"source must be str, not {type(source).__name__}")
+    with _lock:
+        mods = _memory.get(prefix)
+        if mods is None:
+            mods = _memory[prefix] = {}
+        mod = mods.get(source)  # another thread may have loaded it meanwhile
+        if mod is not None:
+            _stats["memory_hits"] += 1
+            return mod
+        name = _module_name(source, prefix)
+        try:
+            directory = cache_dir()
+        except OSError as exc:
+            _log.warning("dyngraph cache dir unusable (%s); caching in memory only", exc)
+            directory = None
+        if directory is None:
+            mod = _exec_in_memory(source, name)
+        else:
+            mod = _load_from_disk(source, name, directory)
+        mods[source] = mod
+        return mod
+
+
+def _load_from_disk(source: str, name: str, directory: Path) -> types.ModuleType:
+    path = directory / f"{name}.py"
+    data = source.encode("utf-8")
+    try:
+        wrote = _ensure_source(path, data, name)
+    except OSError as exc:
+        _log.warning("cannot write %s (%s); caching in memory only", path, exc)
+        return _exec_in_memory(source, name)
+    try:
+        mod = _import_file(name, path)
+    except Exception as exc:  # noqa: BLE001 - rebuild once, then re-raise the original
+        first = exc
+    else:
+        _stats["builds" if wrote else "disk_loads"] += 1
+        return mod
+
+    _log.warning("executing cached module %s failed (%r); rebuilding it", path, first)
+    _purge_entry(path, name)
+    try:
+        _ensure_source(path, data, name)
+        mod = _import_file(name, path)
+    except Exception:  # noqa: BLE001
+        mod = None
+    if mod is None:  # raised outside the except block to keep ``first``'s own context
+        _purge_entry(path, name)
+        raise first
+    _stats["builds"] += 1
+    _stats["rebuilds"] += 1
+    return mod
+
+
+def _ensure_source(path: Path, data: bytes, name: str) -> bool:
+    """Make ``path`` contain exactly ``data``. Returns True if it was written."""
+    try:
+        existing = path.read_bytes()
+    except FileNotFoundError:
+        existing = None
+    if existing == data:
+        return False
+    if existing is not None:
+        # Corrupt/truncated: its .pyc and Numba files may describe the bad text.
+        _purge_entry(path, name)
+    _atomic_write(path, data)
+    return True
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; cache files are not secret
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _import_file(name: str, path: Path) -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:  # pragma: no cover - .py always has a loader
+        raise ImportError(f"cannot create an import spec for {path}")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod  # before exec: Numba's cache loader imports it by name
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        if sys.modules.get(name) is mod:
+            del sys.modules[name]
+        raise
+    _guard_numba_caches(mod)
+    return mod
+
+
+class _DisableNumbaCache(ast.NodeTransformer):
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        func = node.func
+        fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if fname in _NUMBA_DECORATORS:
+            for kw in node.keywords:
+                if kw.arg == "cache":
+                    kw.value = ast.copy_location(ast.Constant(False), kw.value)
+        return node
+
+
+def _exec_in_memory(source: str, name: str) -> types.ModuleType:
+    tree = _DisableNumbaCache().visit(ast.parse(source, filename=f"<{name}>"))
+    code = compile(tree, f"<{name}>", "exec")
+    mod = types.ModuleType(name)
+    sys.modules[name] = mod
+    try:
+        exec(code, mod.__dict__)  # noqa: S102 - executing generated kernels is the point
+    except BaseException:
+        if sys.modules.get(name) is mod:
+            del sys.modules[name]
+        raise
+    _stats["builds"] += 1
+    return mod
+
+
+def _purge_entry(path: Path, name: str) -> None:
+    """Delete an entry's source, its .pyc and Numba's index/data files."""
+    candidates: list[Path] = [path]
+    try:
+        candidates.append(Path(importlib.util.cache_from_source(str(path))))
+    except (NotImplementedError, ValueError):  # pragma: no cover
+        pass
+    numba_dirs = [path.parent / "__pycache__"]
+    try:
+        from numba.core import caching, config
+
+        if config.CACHE_DIR:
+            sub = caching._CacheLocator.get_suitable_cache_subpath(str(path))
+            numba_dirs.append(Path(config.CACHE_DIR) / sub)
+    except Exception as exc:  # noqa: BLE001 - best effort, private Numba API
+        _log.debug("cannot locate $NUMBA_CACHE_DIR files for %s: %r", path, exc)
+    for d in numba_dirs:
+        candidates.extend(d.glob(f"{name}.*.nbi"))
+        candidates.extend(d.glob(f"{name}.*.nbc"))
+    for p in candidates:
+        try:
+            p.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            _log.warning("could not delete cache file %s: %s", p, exc)
+
+
+def _guard_numba_caches(mod: types.ModuleType) -> None:
+    """Make Numba's lazy disk-cache load of every dispatcher in ``mod`` self-healing."""
+    try:
+        from numba.core.caching import Cache
+        from numba.core.dispatcher import Dispatcher
+    except ImportError:  # pragma: no cover
+        return
+    for obj in list(vars(mod).values()):
+        if not isinstance(obj, Dispatcher):
+            continue
+        cache = getattr(obj, "_cache", None)
+        if isinstance(cache, Cache) and "load_overload" not in vars(cache):
+            cache.load_overload = _guarded_loader(cache, cache.load_overload, obj)
+
+
+def _guarded_loader(cache: Any, load: Callable[..., Any], disp: Any) -> Callable[..., Any]:
+    def load_overload(sig: Any, target_context: Any) -> Any:
+        try:
+            return load(sig, target_context)
+        except Exception as exc:  # noqa: BLE001 - corrupt/unreadable Numba cache files
+            _log.warning(
+                "discarding corrupt Numba cache for %s in %s (%r); recompiling",
+                getattr(getattr(disp, "py_func", None), "__qualname__", disp),
+                cache.cache_path,
+                exc,
+            )
+            _stats["numba_repairs"] += 1
+            try:
+                cache.flush()  # rewrite an empty, valid index; Numba then recompiles + saves
+            except Exception:  # noqa: BLE001
+                cache.disable()
+            return None
+
+    return load_overload
