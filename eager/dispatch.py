@@ -52,6 +52,20 @@ def dispatch(op, *args, **params):
 
 def promote(arrays: list) -> list:
     """Cast array arguments to PyTorch's result dtype; Python scalars stay weak."""
+    if len(arrays) == 2:  # fast path: the common binary cases need no cast
+        a, b = arrays
+        if type(a) is _ndarray:
+            tb = type(b)
+            if tb is _ndarray:
+                if a.dtype is b.dtype:
+                    return arrays
+            elif tb is float:
+                if a.dtype.kind == "f":
+                    return arrays
+            elif tb is int and a.dtype.kind in "fiu":
+                return arrays
+        elif type(b) is _ndarray and b.dtype.kind == "f" and type(a) in (float, int):
+            return arrays
     first = None
     mixed = False
     for a in arrays:

@@ -124,24 +124,25 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
                     stack.append(nx)
     ready = [n for n in node_buf if n not in deps]
 
-    mode_cm = None
+    prev_mode = STATE.grad_enabled
     if not create_graph:
-        from .grad_mode import no_grad
-        mode_cm = no_grad()
-        mode_cm.__enter__()
+        STATE.grad_enabled = False
+    anomaly = STATE.anomaly
     try:
         while ready:
             node = ready.pop()
             g = node_buf.pop(node)
             if node.hooks or node.retains:
                 g = _tensor_hooks(node, g, as_tensors)
-            if node in want_nodes:
+            if want_nodes and node in want_nodes:
                 captured[want_nodes[node]] = g if as_tensors else Tensor._make(np.asarray(g))
-            saved = node.unpack(as_tensors)
-            grads = node.op.backward(F, g, saved, node)
-            if not retain_graph:
-                node.release()
-            if STATE.anomaly:
+            saved = node.saved
+            grads = node.op.backward(
+                F, g, node.unpack(as_tensors) if saved is None or saved else (), node)
+            if not retain_graph and saved:
+                node.saved = None
+                node.out_data = None
+            if anomaly:
                 _check_anomaly(node, grads, as_tensors)
             shapes = node.shapes
             dtypes = node.dtypes
@@ -153,7 +154,7 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
                     continue
                 if gi.shape != shapes[i]:
                     gi = F.sum_to(gi, shape=shapes[i])
-                if gi.dtype != dtypes[i]:
+                if gi.dtype is not dtypes[i] and gi.dtype != dtypes[i]:
                     gi = F.cast(gi, dtype=dtypes[i])
                 if type(nx) is Node:
                     prev = node_buf.get(nx)
@@ -183,8 +184,7 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
                 continue
             _accumulate(leaf, gl, as_tensors, create_graph)
     finally:
-        if mode_cm is not None:
-            mode_cm.__exit__(None, None, None)
+        STATE.grad_enabled = prev_mode
     return captured
 
 

@@ -13,6 +13,7 @@ import traceback
 
 from .._state import STATE
 from ..ops.base import OUT
+from ..tensor import Tensor
 
 _FREED = "freed"
 
@@ -22,18 +23,18 @@ class Node:
                  "retains", "trace", "out_data", "out_version", "__weakref__")
 
     def __init__(self, op, args, params, out):
-        from ..tensor import Tensor
-
         nxt = []
         shapes = []
         dtypes = []
         needs = []
         for a in args:
             if isinstance(a, Tensor):
-                shapes.append(a._data.shape)
-                dtypes.append(a._data.dtype)
+                d = a._data
+                shapes.append(d.shape)
+                dtypes.append(d.dtype)
                 if a.requires_grad:
-                    nxt.append(a if a.grad_fn is None else a.grad_fn)
+                    f = a.grad_fn
+                    nxt.append(a if f is None else f)
                     needs.append(True)
                     continue
             else:
@@ -42,10 +43,10 @@ class Node:
             nxt.append(None)
             needs.append(False)
         self.op = op
-        self.next = tuple(nxt)
-        self.shapes = tuple(shapes)
-        self.dtypes = tuple(dtypes)
-        self.needs = tuple(needs)
+        self.next = nxt
+        self.shapes = shapes
+        self.dtypes = dtypes
+        self.needs = needs
         self.params = params
         self.hooks = None
         self.retains = None
@@ -61,10 +62,7 @@ class Node:
                     saved.append(OUT)
                 else:
                     a = args[i]
-                    if isinstance(a, Tensor):
-                        saved.append((a, a._version[0]))
-                    else:
-                        saved.append((a, None))
+                    saved.append((a, a._version[0]) if isinstance(a, Tensor) else (a, None))
             self.saved = saved
         else:
             self.saved = ()
@@ -124,7 +122,6 @@ class Node:
                 if counter[0] != v:
                     self._modified(self.out_data.shape, self.out_data.dtype, counter, v, True)
                 if as_tensors:
-                    from ..tensor import Tensor
                     t = Tensor._make(self.out_data, True, self)
                     t._version = counter
                     out.append(t)

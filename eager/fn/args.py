@@ -11,7 +11,7 @@ from ..tensor import Tensor, _wrap_dim
 
 def as_tensor_arg(x):
     """Tensors and Python scalars pass through; lists/arrays become tensors."""
-    if isinstance(x, (Tensor, int, float, bool)):
+    if type(x) is Tensor or isinstance(x, (Tensor, int, float, bool)):
         return x
     if isinstance(x, (np.integer, np.floating, np.bool_)):
         return x.item()
