@@ -23,7 +23,7 @@ class Tensor:
     graph that :meth:`backward` walks.
     """
 
-    __slots__ = ("_data", "requires_grad", "grad", "grad_fn", "_version", "_base",
+    __slots__ = ("_data", "requires_grad", "_grad", "grad_fn", "_version", "_base",
                  "_retains_grad", "_hooks", "__weakref__")
     __array_priority__ = 1000  # ndarray (op) Tensor defers to Tensor's reflected op
 
@@ -32,7 +32,7 @@ class Tensor:
         _dt.from_numpy(arr.dtype)  # raises on unsupported dtypes
         self._data = arr
         self.requires_grad = bool(requires_grad)
-        self.grad = None
+        self._grad = None
         self.grad_fn = None
         self._version = [0, None]  # [count, name of the last in-place op]
         self._base = None
@@ -115,7 +115,7 @@ class Tensor:
         t = _new(Tensor)
         t._data = arr
         t.requires_grad = requires_grad
-        t.grad = None
+        t._grad = None
         t.grad_fn = grad_fn
         t._version = [0, None]
         t._base = None
@@ -124,6 +124,26 @@ class Tensor:
         return t
 
     # -- autograd -------------------------------------------------------------------
+    @property
+    def grad(self):
+        """The accumulated gradient (a Tensor) or None.  A compiler tracer sees reads and
+        writes, so that ``zero_grad``/``backward``/``step`` inside a compiled function replay."""
+        if STATE.tracer is not None:
+            STATE.tracer.on_grad_get(self)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None and not isinstance(value, Tensor):
+            raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                            f"type {type(value).__name__}")
+        if value is not None and tuple(value._data.shape) != tuple(self._data.shape):
+            raise RuntimeError(f"assigned grad has data of a different size: "
+                               f"{tuple(value._data.shape)} vs {tuple(self._data.shape)}")
+        if STATE.tracer is not None:
+            STATE.tracer.on_grad_set(self, value)
+        self._grad = value
+
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         if self.grad_fn is not None:
             if not requires_grad:

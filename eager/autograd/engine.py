@@ -68,6 +68,8 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
     if retain_graph is None:
         retain_graph = create_graph
     tracing = STATE.tracer is not None
+    if tracing:
+        STATE.tracer.on_backward()
     as_tensors = create_graph or tracing
     F = T if as_tensors else A
 
@@ -84,9 +86,11 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
             if t._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs "
                                    f"(got an output of shape {tuple(t._data.shape)})")
-            g = np.ones_like(t._data)
             if as_tensors:
-                g = Tensor._make(g)
+                from ..factories import ones_like
+                g = ones_like(t)
+            else:
+                g = np.ones_like(t._data)
         else:
             if not isinstance(g, Tensor):
                 g = Tensor._make(np.asarray(g, dtype=t._data.dtype))
@@ -111,13 +115,14 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
     # dependency counts: how many edges point at each node from nodes we will run
+    useful = None if inputs is None else _useful_nodes(list(node_buf), want_nodes, want_leaves)
     deps: dict = {}
     stack = [n for n in node_buf]
     seen = set(map(id, stack))
     while stack:
         n = stack.pop()
         for nx in n.next:
-            if type(nx) is Node:
+            if type(nx) is Node and (useful is None or nx in useful):
                 deps[nx] = deps.get(nx, 0) + 1
                 if id(nx) not in seen:
                     seen.add(id(nx))
@@ -136,6 +141,8 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
                 g = _tensor_hooks(node, g, as_tensors)
             if want_nodes and node in want_nodes:
                 captured[want_nodes[node]] = g if as_tensors else Tensor._make(np.asarray(g))
+            if useful is not None and not useful.get(node):
+                continue  # no wanted input lies behind this node
             saved = node.saved
             grads = node.op.backward(
                 F, g, node.unpack(as_tensors) if saved is None or saved else (), node)
@@ -152,11 +159,14 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
                 gi = grads[i]
                 if gi is None:
                     continue
-                if gi.shape != shapes[i]:
+                arr = gi._data if as_tensors else gi
+                if arr.shape != shapes[i]:
                     gi = F.sum_to(gi, shape=shapes[i])
-                if gi.dtype is not dtypes[i] and gi.dtype != dtypes[i]:
+                if arr.dtype is not dtypes[i] and arr.dtype != dtypes[i]:
                     gi = F.cast(gi, dtype=dtypes[i])
                 if type(nx) is Node:
+                    if useful is not None and nx not in useful:
+                        continue
                     prev = node_buf.get(nx)
                     node_buf[nx] = gi if prev is None else F.add(prev, gi)
                     deps[nx] -= 1
@@ -188,6 +198,44 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
     return captured
 
 
+def _useful_nodes(roots, want_nodes, want_leaves) -> dict:
+    """Node -> True when a wanted input lies behind it (so its backward must run).
+
+    Nodes that are wanted inputs themselves map to False unless another wanted input lies
+    further behind them; nodes not reachable from the roots are absent.
+    """
+    order = []  # iterative post-order
+    state = {}
+    stack = [(n, False) for n in roots]
+    while stack:
+        n, done = stack.pop()
+        if done:
+            order.append(n)
+            continue
+        if n in state:
+            continue
+        state[n] = False
+        stack.append((n, True))
+        for nx in n.next:
+            if type(nx) is Node and nx not in state:
+                stack.append((nx, False))
+    useful = {}
+    for n in order:  # children come before parents in post-order
+        u = False
+        for nx in n.next:
+            if nx is None:
+                continue
+            if type(nx) is Node:
+                if useful.get(nx) or nx in want_nodes:
+                    u = True
+                    break
+            elif want_leaves is not None and id(nx) in want_leaves:
+                u = True
+                break
+        useful[n] = u
+    return useful
+
+
 def _send(target, g, node_buf, leaf_buf, F):
     if type(target) is Node:
         prev = node_buf.get(target)
@@ -211,8 +259,6 @@ def _accumulate(leaf: Tensor, g, as_tensors: bool, create_graph: bool) -> None:
             if not create_graph:
                 new = new.detach()
         leaf.grad = new
-        if STATE.tracer is not None:
-            STATE.tracer.on_grad_write(leaf)
         return
     if type(g) is not _ndarray:
         g = np.asarray(g)

@@ -1,0 +1,403 @@
+"""``compile()``: the front end that traces, caches behind guards, replays, and falls back.
+
+A call computes its key (one dict lookup) and replays a compiled path when one matches;
+otherwise it runs the function eagerly with a tracer active (so the result is always
+eager's), compiles what was recorded, and stores it.  Anything the compiler cannot
+replay makes the call — or, for reads that leave the graph, the function — run eagerly,
+and ``explain()`` says why.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+import warnings
+
+import numpy as np
+
+from eager import autograd
+from eager._state import STATE
+from eager.tensor import Tensor
+
+from . import log
+from .capture import GraphBreak, Tracer
+from .codegen import compile_graph
+from .explain import Explanation
+from .guards import Preconditions, describe_key_change, flatten
+from .ir import Graph, check_graph
+from .passes import optimize
+from .program import BackwardProgram, Path, Variant
+
+_EAGER = "eager"  # cache value: this key runs eagerly
+_ALL: list = []   # weak registry for compiler.reset()
+
+
+class GraphBreakError(RuntimeError):
+    """Raised with ``fullgraph=True`` where the function would fall back to eager."""
+
+
+class CompileWarning(UserWarning):
+    pass
+
+
+class CompiledFunction:
+    """A function (or module) wrapped by :func:`compile`."""
+
+    def __init__(self, fn, *, fullgraph=False, max_traces=8, backend="numba"):
+        if backend not in ("numba", "python", "eager"):
+            raise ValueError(f"compile: unknown backend {backend!r}; expected 'numba', "
+                             "'python' or 'eager'")
+        self.fn = fn
+        self.fullgraph = fullgraph
+        self.max_traces = int(max_traces)
+        self.backend = backend
+        functools.update_wrapper(self, fn, updated=())
+        try:
+            self._argnames = list(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            self._argnames = []
+        import weakref
+        _ALL.append(weakref.ref(self))
+        self.reset()
+
+    # -- bookkeeping -------------------------------------------------------------------
+    def reset(self) -> None:
+        """Forget every trace and counter."""
+        self._cache: dict = {}
+        self._always_eager: str | None = None
+        self._last_key = None
+        self._warned_limit = False
+        self._n_traces = 0
+        self._stats = {"calls": 0, "hits": 0, "traces": 0, "fallbacks": 0, "misses": 0,
+                       "guard_failures": 0, "compile_seconds": 0.0}
+        self._fallback_reasons: list[str] = []
+        self._records: list = []  # (key, variant, path) for explain()
+
+    def stats(self) -> dict:
+        """Counters: calls, hits (served by compiled code), traces, fallbacks (eager calls),
+        misses, guard_failures, compile_seconds."""
+        return dict(self._stats)
+
+    def explain(self) -> Explanation:
+        return Explanation(self)
+
+    def _fallback(self, reason: str) -> None:
+        self._stats["fallbacks"] += 1
+        if reason not in self._fallback_reasons:
+            self._fallback_reasons.append(reason)
+            log.fallbacks.info("%s: %s", self.__name__, reason)
+
+    # -- the call --------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        st = self._stats
+        st["calls"] += 1
+        if STATE.tracer is not None:  # called from inside another trace: inline it
+            return self.fn(*args, **kwargs)
+        if self._always_eager is not None:
+            self._fallback(self._always_eager)
+            return self.fn(*args, **kwargs)
+        tensors, key = flatten(args, kwargs)
+        entry = self._cache.get(key)
+        if entry is None:
+            return self._miss(key, tensors, args, kwargs)
+        if entry is _EAGER:
+            self._fallback("this key's trace could not be compiled")
+            return self.fn(*args, **kwargs)
+        for variant in entry:
+            pre = variant.pre
+            if pre.empty or pre.failure(tensors) is None:
+                path, outs = variant.run(tensors)
+                if path is None:
+                    st["guard_failures"] += 1
+                    return self._diverged(key, variant, outs, tensors, args, kwargs)
+                st["hits"] += 1
+                path.hits += 1
+                return path.finish(outs, tensors)
+        reason = entry[0].pre.failure(tensors)
+        log.recompiles.info("%s: recompiling: %s", self.__name__, reason)
+        return self._trace(key, tensors, args, kwargs, None, reason)
+
+    def _miss(self, key, tensors, args, kwargs):
+        self._stats["misses"] += 1
+        reason = "first call" if self._last_key is None else \
+            describe_key_change(self._last_key, key, self._argnames)
+        if self._last_key is not None:
+            log.recompiles.info("%s: recompiling: %s", self.__name__, reason)
+        return self._trace(key, tensors, args, kwargs, None, reason)
+
+    def _diverged(self, key, variant, prefix, tensors, args, kwargs):
+        log.guards.info("%s: branch outcome %r not traced yet; running eagerly",
+                        self.__name__, prefix[-1])
+        return self._trace(key, tensors, args, kwargs, variant, "new branch outcome")
+
+    # -- tracing ---------------------------------------------------------------------------
+    def _trace(self, key, tensors, args, kwargs, variant, reason):
+        self._last_key = key
+        if self._n_traces >= self.max_traces:
+            if not self._warned_limit:
+                self._warned_limit = True
+                warnings.warn(f"{self.__name__}: reached max_traces={self.max_traces}; new "
+                              f"keys run eagerly. The guard that keeps changing: {reason}",
+                              CompileWarning, stacklevel=3)
+            self._fallback(f"max_traces={self.max_traces} reached ({reason})")
+            return self.fn(*args, **kwargs)
+        tracer = Tracer(self.fullgraph)
+        for t in tensors:
+            tracer.add_input(t)
+        STATE.tracer = tracer
+        try:
+            result = self.fn(*args, **kwargs)
+        except GraphBreak as e:
+            raise GraphBreakError(f"{self.__name__}: graph break: {e}") from None
+        finally:
+            STATE.tracer = None
+        self._stats["traces"] += 1
+        self._stats["fallbacks"] += 1  # this call ran eagerly
+        self._n_traces += 1
+        if tracer.breaks or tracer.unsupported:
+            why = "; ".join(tracer.breaks + tracer.unsupported)
+            self._always_eager = f"runs eagerly on every call: {why}"
+            self._fallback(self._always_eager)
+            return result
+        t0 = time.perf_counter()
+        try:
+            path, pre = self._build(tracer, tensors, result)
+        except GraphBreak as e:
+            raise GraphBreakError(f"{self.__name__}: graph break: {e}") from None
+        except Exception as e:  # never an exception to the user: this key stays eager
+            if self.fullgraph:
+                raise
+            warnings.warn(f"{self.__name__}: compiling the trace failed ({type(e).__name__}: "
+                          f"{e}); this key runs eagerly", CompileWarning, stacklevel=3)
+            self._cache[key] = _EAGER
+            self._fallback(f"compile error: {type(e).__name__}: {e}")
+            return result
+        finally:
+            self._stats["compile_seconds"] += time.perf_counter() - t0
+        if variant is None:
+            variant = Variant(pre)
+            self._cache.setdefault(key, []).append(variant)
+        variant.add(path)
+        self._records.append((key, variant, path, reason))
+        log.graph.info("%s: trace %d (%s)\n%s", self.__name__, self._n_traces, reason,
+                       path.graph)
+        return result
+
+    def _build(self, tracer: Tracer, tensors, result):
+        outs: list[Tensor] = []
+        spec = _spec(result, tensors, outs, tracer)
+        out_vals = [tracer.value_of(t) for t in outs]
+        if tracer.unsupported:
+            raise GraphBreak("; ".join(tracer.unsupported))
+
+        # the graph inputs: unique tensor args, then lifted tensors, then .grad reads
+        slots, same = [], []
+        first = {}
+        for i, t in enumerate(tensors):
+            j = first.setdefault(id(t), i)
+            if j == i:
+                slots.append(i)
+            else:
+                same.append((j, i))
+
+        # backward programs for differentiable outputs (unless backward ran inside)
+        diff_sources, diff_tensors = [], []
+        if STATE.grad_enabled and not tracer.has_backward:
+            for i in slots:
+                if tensors[i].requires_grad:
+                    diff_sources.append(("arg", i))
+                    diff_tensors.append(tensors[i])
+            for t, _ in tracer.lifted:
+                if t.requires_grad:
+                    diff_sources.append(("lifted", t))
+                    diff_tensors.append(t)
+        bw_specs = []
+        for t in outs:
+            if diff_tensors and t.requires_grad and t.grad_fn is not None:
+                bw_specs.append(_trace_backward(tracer, t, diff_tensors))
+            else:
+                bw_specs.append(None)
+        if tracer.unsupported:
+            raise GraphBreak("; ".join(tracer.unsupported))
+
+        writebacks = list(tracer.writebacks.values())
+        grad_writes = tracer.grad_writes()
+        fwd_outputs = list(out_vals)
+        wb = []
+        for t, v in writebacks:
+            wb.append((t, len(fwd_outputs)))
+            fwd_outputs.append(v)
+        gw = []
+        for leaf, v in grad_writes:
+            if v is None:
+                gw.append((leaf, None))
+            else:
+                gw.append((leaf, len(fwd_outputs)))
+                fwd_outputs.append(v)
+        saved_index = {}
+        for spec_b in bw_specs:
+            if spec_b is None:
+                continue
+            for v in spec_b[0].inputs[1:]:
+                if v.id not in saved_index:
+                    saved_index[v.id] = len(fwd_outputs)
+                    fwd_outputs.append(v)
+
+        graph = tracer.graph(fwd_outputs)
+        check_graph(graph)
+        graph = optimize(graph)
+        program = compile_graph(graph, self.backend)
+        backwards = []
+        for spec_b in bw_specs:
+            if spec_b is None:
+                backwards.append(None)
+                continue
+            bgraph, targets = spec_b
+            check_graph(bgraph)
+            saved_slots = [saved_index[v.id] for v in bgraph.inputs[1:]]
+            fwd_for_bw = Graph(tracer.graph([]).inputs, tracer.nodes, [])
+            backwards.append(BackwardProgram(bgraph, compile_graph(optimize(bgraph),
+                                                                   self.backend),
+                                             saved_slots, targets, fwd_for_bw))
+        outcomes = tuple(n.params["expected"] for n in tracer.nodes
+                         if n.op.name == "guard")
+        pre = Preconditions([t for t, _ in tracer.lifted], [lf for lf, _ in tracer.grad_inputs],
+                            tracer.grad_none, tracer.py_guards, same)
+        path = Path(graph=graph, program=program, outcomes=outcomes, input_slots=slots,
+                    lifted=[t for t, _ in tracer.lifted],
+                    grad_inputs=[lf for lf, _ in tracer.grad_inputs], out_spec=spec,
+                    n_outputs=len(outs), writebacks=wb, grad_writes=gw,
+                    saved_slots=sorted(saved_index.values()), backwards=backwards,
+                    diff_sources=diff_sources, has_random=tracer.has_random,
+                    breaks_where=None)
+        return path, pre
+
+
+def _trace_backward(tracer: Tracer, out: Tensor, diff_tensors: list):
+    """Record the eager backward of ``out`` w.r.t. ``diff_tensors`` as a backward graph.
+
+    Returns (graph, targets): graph inputs are [grad of out] + forward values it reads;
+    outputs are the gradients of the diff tensors that receive one (indices in targets).
+    """
+    start = len(tracer.nodes)
+    n_lifted = len(tracer.lifted)
+    g = Tensor._make(np.ones_like(out._data))
+    gv = tracer.new_value(g._data)
+    tracer.bind(g._data, gv)
+    tracer.phase = "backward"
+    STATE.tracer = tracer
+    try:
+        grads = autograd.grad([out], diff_tensors, grad_outputs=[g], retain_graph=True,
+                              allow_unused=True)
+    finally:
+        STATE.tracer = None
+        tracer.phase = "forward"
+    nodes = tracer.nodes[start:]
+    del tracer.nodes[start:]
+    if len(tracer.lifted) != n_lifted:
+        tracer.on_unsupported("the backward read tensors the forward did not")
+    defined = {gv.id}
+    saved = []
+    seen = set()
+    for n in nodes:
+        for v in n.values():
+            if v.id not in defined and v.id not in seen:
+                seen.add(v.id)
+                saved.append(v)
+        if n.out is not None:
+            defined.add(n.out.id)
+    outputs, targets = [], []
+    for k, gr in enumerate(grads):
+        if gr is None:
+            continue
+        v = tracer.value_of(gr)
+        if v.id not in defined and v.id not in seen:
+            seen.add(v.id)
+            saved.append(v)
+        outputs.append(v)
+        targets.append(k)
+    return Graph([gv] + saved, nodes, outputs), targets
+
+
+def _spec(obj, tensors, outs, tracer):
+    """Structure of the result with tensors replaced by output slots."""
+    if isinstance(obj, Tensor):
+        for i, t in enumerate(tensors):
+            if t is obj:  # eager returns the argument itself (written back in place)
+                return ("arg", i)
+        outs.append(obj)
+        return ("out", len(outs) - 1)
+    t = type(obj)
+    if t is tuple and hasattr(obj, "_fields"):
+        return ("namedtuple", t, [_spec(o, tensors, outs, tracer) for o in obj])
+    if t is tuple:
+        return ("tuple", [_spec(o, tensors, outs, tracer) for o in obj])
+    if t is list:
+        return ("list", [_spec(o, tensors, outs, tracer) for o in obj])
+    if t is dict:
+        return ("dict", [(k, _spec(v, tensors, outs, tracer)) for k, v in obj.items()])
+    return ("const", obj)
+
+
+def compile(fn=None, *, fullgraph: bool = False, max_traces: int = 8, backend: str = "numba"):
+    """Compile a function or a Module: ``@compile``, ``@compile(...)``, ``compile(fn)``.
+
+    The first call of each new key runs eagerly while recording a trace; later calls with
+    the same guards replay fused kernels.  Results always equal eager's.
+    """
+    if fn is None:
+        return lambda f: compile(f, fullgraph=fullgraph, max_traces=max_traces,
+                                 backend=backend)
+    if _is_module(fn):
+        return CompiledModule(fn, fullgraph=fullgraph, max_traces=max_traces,
+                              backend=backend)
+    return CompiledFunction(fn, fullgraph=fullgraph, max_traces=max_traces, backend=backend)
+
+
+def _is_module(obj) -> bool:
+    try:
+        from eager.nn import Module
+    except ImportError:
+        return False
+    return isinstance(obj, Module)
+
+
+class CompiledModule:
+    """A module whose forward is compiled; attributes and parameters are the module's."""
+
+    def __init__(self, module, **kw):
+        object.__setattr__(self, "_module", module)
+        object.__setattr__(self, "_compiled", CompiledFunction(module.forward, **kw))
+
+    def __call__(self, *args, **kwargs):
+        return self._compiled(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name in ("stats", "explain", "reset"):
+            return getattr(self._compiled, name)
+        return getattr(self._module, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._module, name, value)
+
+    def __repr__(self) -> str:
+        return f"compile({self._module!r})"
+
+
+def explain(fn, *args, **kwargs) -> Explanation:
+    """Compile ``fn`` (if needed), call it on the arguments twice, and explain."""
+    cf = fn if isinstance(fn, (CompiledFunction, CompiledModule)) else compile(fn)
+    cf(*args, **kwargs)
+    cf(*args, **kwargs)
+    return cf.explain()
+
+
+def reset() -> None:
+    """Forget the traces of every compiled function."""
+    for ref in list(_ALL):
+        cf = ref()
+        if cf is None:
+            _ALL.remove(ref)
+        else:
+            cf.reset()

@@ -1,0 +1,220 @@
+"""Capture: run the user's function eagerly with a Tracer in eager's tracer slot.
+
+Every dispatched op appends an IR node.  Values are tracked by the identity of the NumPy
+array a tensor holds, so a re-wrapped saved output, ``detach()`` and ``.data`` resolve to
+the same IR value, and an in-place op rebinds the value for every tensor sharing the array.
+
+What the trace learns besides the nodes:
+
+* **inputs** — tensor arguments, in flattened argument order;
+* **lifted** tensors — tensors the function read but neither received nor made (module
+  parameters, closure and global tensors); replay reads their current storage each call;
+* **grad inputs** — ``p.grad`` read before the function wrote it (read anew each call);
+* **guards** — branch guards (``bool(t)``, ``t.item()``...) as IR nodes; Python values
+  (``Module.training``, an optimizer's ``lr``) through :meth:`Tracer.guard_value`;
+* **write-backs** — in-place writes to inputs/lifted tensors and ``.grad`` assignments,
+  applied only after a replay has passed every guard (functionalization);
+* **breaks** — reads that leave the graph (``repr``, ``.numpy()``, iteration) and
+  unsupported constructs: the function must run eagerly, and the reason says where.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+from eager.tensor import Tensor
+
+from .ir import Const, Graph, Guard, Node, Value
+
+_PKG_DIRS = tuple(os.path.dirname(os.path.dirname(os.path.abspath(m.__file__))) + os.sep + d
+                  + os.sep for m in (sys.modules["eager"],) for d in ("eager", "compiler"))
+_KINDS = {"bool()": "bool", "item()": "item", "float()": "float", "int()": "int"}
+
+
+def user_frame_line() -> str | None:
+    """``file:line`` of the innermost frame outside eager/ and compiler/ (the user's code)."""
+    f = sys._getframe(2)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_PKG_DIRS) and "importlib" not in fn:
+            return f"{os.path.basename(fn)}:{f.f_lineno} in {f.f_code.co_name}"
+        f = f.f_back
+    return None
+
+
+class GraphBreak(Exception):
+    """Raised inside tracing only when ``fullgraph=True``."""
+
+
+class Tracer:
+    """Records one call of a function into a :class:`Graph` plus its side conditions."""
+
+    def __init__(self, fullgraph: bool = False):
+        self.fullgraph = fullgraph
+        self.nodes: list[Node] = []
+        self.inputs: list[Value] = []
+        self.vals: dict[int, Value] = {}       # id(ndarray) -> Value
+        self.keep: list = []                   # keeps traced arrays alive (stable ids)
+        self.origin: dict[int, Tensor] = {}    # id(ndarray) of an input/lifted -> its tensor
+        self.lifted: list[tuple[Tensor, Value]] = []
+        self.grad_inputs: list[tuple[Tensor, Value]] = []  # (leaf, value of leaf.grad at entry)
+        self.grad_none: list[Tensor] = []      # leaves whose .grad must be None at entry
+        self.grad_shadow: dict[int, tuple] = {}  # id(leaf) -> (leaf, Value | None)
+        self.writebacks: dict[int, tuple[Tensor, Value]] = {}
+        self.py_guards: list[tuple[str, object, object]] = []  # (where, getter, value)
+        self.breaks: list[str] = []
+        self.unsupported: list[str] = []
+        self.alias_root: dict[int, int] = {}   # id(view array) -> id(root array)
+        self.stale: set = set()                # array ids made stale by in-place on an alias
+        self.n_guards = 0
+        self.has_backward = False
+        self.has_random = False
+        self.phase = "forward"
+        self._next_id = 0
+
+    # -- values ------------------------------------------------------------------------
+    def new_value(self, arr: np.ndarray) -> Value:
+        v = Value(self._next_id, arr.shape, arr.dtype)
+        self._next_id += 1
+        return v
+
+    def bind(self, arr: np.ndarray, v: Value) -> None:
+        self.vals[id(arr)] = v
+        self.keep.append(arr)
+
+    def add_input(self, t: Tensor) -> Value:
+        arr = t._data
+        if id(arr) in self.vals:  # the same tensor passed twice
+            v = self.vals[id(arr)]
+        else:
+            v = self.new_value(arr)
+            self.bind(arr, v)
+            self.origin[id(arr)] = t
+        self.inputs.append(v)
+        return v
+
+    def value_of(self, t: Tensor) -> Value:
+        """The Value a tensor holds now, lifting tensors the trace has not seen."""
+        arr = t._data
+        v = self.vals.get(id(arr))
+        if v is None:
+            v = self.new_value(arr)
+            self.bind(arr, v)
+            self.origin[id(arr)] = t
+            self.lifted.append((t, v))
+        elif id(arr) in self.stale:
+            self._unsupported("a view (or base) was used after an in-place write to an alias "
+                              "of it")
+        return v
+
+    # -- hooks called by eager ---------------------------------------------------------
+    def record(self, op, args, params, t: Tensor) -> None:
+        inputs = [self.value_of(a) if isinstance(a, Tensor) else a for a in args]
+        out = self.new_value(t._data)
+        self.nodes.append(Node(op, inputs, params, out, user_frame_line()))
+        self.bind(t._data, out)
+        if op.random:
+            self.has_random = True
+        if op.view and isinstance(args[0], Tensor):
+            root = self.alias_root.get(id(args[0]._data), id(args[0]._data))
+            self.alias_root[id(t._data)] = root
+            self.alias_root.setdefault(root, root)
+
+    def on_new_tensor(self, t: Tensor) -> None:
+        """A tensor made from Python data (``eager.tensor([...])``): a constant."""
+        out = self.new_value(t._data)
+        self.nodes.append(Node(Const, [], {"value": t._data.copy()}, out, user_frame_line()))
+        self.bind(t._data, out)
+
+    def on_alias(self, src: Tensor, t: Tensor) -> None:
+        pass  # detach() shares the array object: same Value by construction
+
+    def on_branch(self, t: Tensor, value, what: str) -> None:
+        v = self.value_of(t)
+        where = user_frame_line()
+        self.nodes.append(Node(Guard, [v], {"kind": _KINDS[what], "expected": value,
+                                           "index": self.n_guards, "where": where},
+                               None, where))
+        self.n_guards += 1
+
+    def on_data_read(self, t: Tensor, what: str) -> None:
+        where = user_frame_line()
+        reason = f"{what} reads tensor data into Python at {where}"
+        if reason not in self.breaks:
+            self.breaks.append(reason)
+        if self.fullgraph:
+            raise GraphBreak(reason)
+
+    def on_unsupported(self, what: str) -> None:
+        self._unsupported(what)
+
+    def _unsupported(self, what: str) -> None:
+        reason = f"{what} at {user_frame_line()}"
+        if reason not in self.unsupported:
+            self.unsupported.append(reason)
+        if self.fullgraph:
+            raise GraphBreak(reason)
+
+    def on_inplace(self, target: Tensor, result: Tensor) -> None:
+        """``target`` now holds ``result``'s value (its array was written in place)."""
+        arr = target._data
+        v = self.vals.get(id(result._data))
+        if v is None:
+            v = self.value_of(result)
+        root = self.alias_root.get(id(arr))
+        if root is not None:  # other views of the same memory now hold stale values
+            for a, r in self.alias_root.items():
+                if r == root and a != id(arr):
+                    self.stale.add(a)
+            if id(arr) != root or id(arr) not in self.origin:
+                if id(arr) in self.origin or root in self.origin:
+                    self._unsupported("an in-place write through a view of an input or "
+                                      "lifted tensor")
+        self.vals[id(arr)] = v
+        self.stale.discard(id(arr))
+        src = self.origin.get(id(arr))
+        if src is not None:
+            self.writebacks[id(src)] = (src, v)
+
+    def on_grad_get(self, leaf: Tensor) -> None:
+        if id(leaf) in self.grad_shadow:
+            return
+        g = leaf._grad
+        if g is None:
+            self.grad_none.append(leaf)
+            self.grad_shadow[id(leaf)] = (leaf, None)
+        else:
+            v = self.new_value(g._data)
+            self.bind(g._data, v)
+            self.grad_inputs.append((leaf, v))
+            self.grad_shadow[id(leaf)] = (leaf, v)
+
+    def on_grad_set(self, leaf: Tensor, value) -> None:
+        v = None if value is None else self.value_of(value)
+        self.grad_shadow[id(leaf)] = (leaf, v, "written")
+
+    def on_backward(self) -> None:
+        if self.phase == "forward":
+            self.has_backward = True
+
+    def guard_value(self, where: str, getter, value) -> None:
+        """Guard a Python value the trace depends on; ``getter()`` re-reads it."""
+        self.py_guards.append((where, getter, value))
+
+    # -- result ------------------------------------------------------------------------
+    def grad_writes(self) -> list:
+        """(leaf, Value or None) for each ``.grad`` the function assigned."""
+        return [(e[0], e[1]) for e in self.grad_shadow.values() if len(e) == 3]
+
+    def graph(self, outputs: list) -> Graph:
+        ins = self.inputs + [v for _, v in self.lifted] + [v for _, v in self.grad_inputs]
+        seen = set()
+        uniq = []
+        for v in ins:
+            if v.id not in seen:
+                seen.add(v.id)
+                uniq.append(v)
+        return Graph(uniq, self.nodes, outputs)

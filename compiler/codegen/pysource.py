@@ -1,0 +1,87 @@
+"""Straight-line Python source for a graph: one line per IR node, the node as a comment.
+
+Each op's forward (and parameters that are not literals) are bound as globals of the
+generated function, so a call costs one Python function call per node.  Fused kernels
+from other codegen modules plug in through ``extra_lines``-style hooks: a node whose op
+provides ``emit(node, names, globals_)`` writes its own line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from eager.dispatch import promote
+from ..ir import Graph, Guard, GuardFailed, Value, format_node, outcome
+
+
+class CompiledGraph:
+    """A callable program with its generated source and the kernels it uses."""
+
+    __slots__ = ("fn", "source", "kernels", "__weakref__")
+
+    def __init__(self, fn, source: str, kernels: list):
+        self.fn = fn
+        self.source = source
+        self.kernels = kernels
+
+    def __call__(self, *arrays):
+        return self.fn(*arrays)
+
+
+def _literal(x) -> bool:
+    return x is None or type(x) in (int, float, bool, str) or (
+        type(x) is tuple and all(_literal(e) for e in x))
+
+
+def python_program(graph: Graph, name: str = "graph") -> CompiledGraph:
+    glb = {"__GuardFailed": GuardFailed, "__outcome": outcome, "__promote": promote,
+           "__asarray": np.asarray, "__ndarray": np.ndarray}
+    names = {}
+    args = []
+    for v in graph.inputs:
+        names[v.id] = f"v{v.id}"
+        args.append(f"v{v.id}")
+    lines = [f"def {name}({', '.join(args)}):"]
+    for k, n in enumerate(graph.nodes):
+        lines.append(f"    # {format_node(n)}")
+        emit = getattr(n.op, "emit", None)
+        if emit is not None:
+            lines.extend("    " + ln for ln in emit(n, names, glb))
+            continue
+        ins = []
+        for i, a in enumerate(n.inputs):
+            if type(a) is Value:
+                ins.append(names[a.id])
+            elif _literal(a):
+                ins.append(repr(a))
+            else:
+                glb[f"c{k}_{i}"] = a
+                ins.append(f"c{k}_{i}")
+        if n.op is Guard:
+            p = n.params
+            glb[f"e{k}"] = p["expected"]
+            lines.append(f"    if __outcome({ins[0]}, {p['kind']!r}) != e{k}:")
+            lines.append(f"        raise __GuardFailed({p['index']}, "
+                         f"__outcome({ins[0]}, {p['kind']!r}))")
+            continue
+        params = []
+        for key, val in n.params.items():
+            if _literal(val):
+                params.append(f"{key}={val!r}")
+            else:
+                glb[f"p{k}_{key}"] = val
+                params.append(f"{key}=p{k}_{key}")
+        fname = f"op{k}_{n.op.name}"
+        glb[fname] = n.op.forward
+        out = f"v{n.out.id}"
+        names[n.out.id] = out
+        call_args = ", ".join(ins)
+        if n.op.promotes:
+            call_args = f"*__promote([{call_args}])"
+        call = f"{fname}({', '.join([call_args] + params) if call_args else ', '.join(params)})"
+        lines.append(f"    {out} = {call}")
+        lines.append(f"    if type({out}) is not __ndarray: {out} = __asarray({out})")
+    lines.append(f"    return [{', '.join(names[v.id] for v in graph.outputs)}]")
+    source = "\n".join(lines) + "\n"
+    exec(compile(source, f"<dyngraph {name}>", "exec"), glb)
+    return CompiledGraph(glb[name], source, [])

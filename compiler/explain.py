@@ -1,0 +1,116 @@
+"""``explain()``: a readable report of what a compiled function traced and why.
+
+``str(explanation)`` lists each trace with its guards (argument shapes, dtypes,
+requires_grad, grad mode, scalar arguments; lifted tensors; Python values), its branch
+points with source line and outcome, the generated program and fused kernels, and every
+fallback with its reason.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .ir import Guard
+
+
+class Explanation:
+    def __init__(self, cf):
+        self.name = cf.__name__
+        self.stats = cf.stats()
+        self.fallbacks = list(cf._fallback_reasons)
+        self.always_eager = cf._always_eager
+        self.traces = []
+        for key, variant, path, reason in cf._records:
+            self.traces.append(_trace_info(key, variant, path, reason, cf._argnames))
+
+    @property
+    def kernels(self) -> list:
+        return [k for t in self.traces for k in t["kernels"]]
+
+    def __str__(self) -> str:
+        s = self.stats
+        out = [f"compiled function {self.name}: {s['calls']} calls, {s['hits']} hits, "
+               f"{s['traces']} traces, {s['fallbacks']} eager fallbacks, "
+               f"{s['compile_seconds']:.3f} s compiling"]
+        if self.always_eager:
+            out.append(f"  {self.always_eager}")
+        for i, t in enumerate(self.traces):
+            out.append(f"\ntrace {i} (recorded because: {t['reason']}), {t['hits']} hits")
+            out.append("  guards:")
+            out.extend(f"    {g}" for g in t["guards"])
+            if t["lifted"]:
+                out.append("  lifted tensors (read at every call):")
+                out.extend(f"    {x}" for x in t["lifted"])
+            if t["branches"]:
+                out.append("  branch points:")
+                out.extend(f"    {b}" for b in t["branches"])
+            if t["writebacks"]:
+                out.append(f"  writes back: {t['writebacks']}")
+            out.append("  graph:")
+            out.extend("    " + ln for ln in t["graph"].splitlines())
+            for name, src in t["kernels"]:
+                out.append(f"  kernel {name}:")
+                out.extend("    " + ln for ln in src.splitlines())
+        if self.fallbacks:
+            out.append("\nfallbacks:")
+            out.extend(f"  {r}" for r in self.fallbacks)
+        out.append("\nnot replayed: Python side effects inside the function (prints, list "
+                   "appends, attribute writes other than .grad) happen only on eager calls.")
+        return "\n".join(out)
+
+    __repr__ = __str__
+
+
+def _trace_info(key, variant, path, reason, argnames) -> dict:
+    args_key, kw_key, grad_mode = key
+    guards = [f"grad mode enabled == {grad_mode}"]
+    leaves = []
+    _leaves(args_key, [], leaves)
+    for name, sub in kw_key:
+        _leaves(sub, [name], leaves)
+    for p, k in leaves:
+        label = _label(p, argnames)
+        if k[0] == "T":
+            guards.append(f"{label}: tensor shape {k[1]}, dtype {np.dtype(k[2])}, "
+                          f"requires_grad={k[3]}")
+        elif k[0] == "id":
+            guards.append(f"{label}: the same {k[1]} object")
+        else:
+            guards.append(f"{label} == {k[-1]!r}")
+    for where, _, value in variant.pre.py:
+        guards.append(f"{where} == {value!r}")
+    for leaf in variant.pre.grad_none:
+        guards.append(f".grad of lifted tensor {list(leaf._data.shape)} is None")
+    lifted = [f"{list(t._data.shape)} {t._data.dtype} requires_grad={t.requires_grad}"
+              for t in path.lifted]
+    branches = [f"{n.params['where']}: {n.params['kind']}() was {n.params['expected']!r}"
+                for n in path.graph.nodes if n.op is Guard]
+    kernels = list(path.program.kernels)
+    for bw in path.backwards:
+        if bw is not None:
+            kernels += list(bw.program.kernels)
+    return {"reason": reason, "hits": path.hits, "guards": guards, "lifted": lifted,
+            "branches": branches, "graph": path.program.source,
+            "writebacks": len(path.writebacks) + len(path.grad_writes), "kernels": kernels}
+
+
+def _leaves(k, path, out):
+    if k[0] in ("tuple", "list"):
+        for i, sub in enumerate(k[1]):
+            _leaves(sub, path + [i], out)
+    elif k[0] == "dict":
+        for name, sub in k[1]:
+            _leaves(sub, path + [name], out)
+    else:
+        out.append((path, k))
+
+
+def _label(path, argnames) -> str:
+    if not path:
+        return "args"
+    head = path[0]
+    if isinstance(head, int):
+        label = f"arg {head}" + (f" ({argnames[head]})" if head < len(argnames) else "")
+    else:
+        label = f"kwarg {head}"
+    return label + "".join(f"[{p}]" for p in path[1:])

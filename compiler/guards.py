@@ -1,0 +1,153 @@
+"""Guards: the cache key of a call, and explanations of why a key changed.
+
+The key holds, per flattened argument, a tensor's (shape, dtype, requires_grad) or a
+hashable Python value, plus the grad mode: one dict lookup finds the traces for a call.
+Guards on tensors the function reads but does not receive (lifted tensors, ``.grad``)
+and on Python values (``Module.training``, ``lr``) are checked per trace: see
+:class:`Preconditions`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from eager._state import STATE
+from eager.tensor import Tensor
+
+_TENSOR = "T"
+
+
+def flatten(args: tuple, kwargs: dict):
+    """(tensors, key): tensors of the call in order, and a hashable key of the call."""
+    tensors: list[Tensor] = []
+    k = _key_of(args, tensors)
+    kw = tuple((n, _key_of(v, tensors)) for n, v in sorted(kwargs.items())) if kwargs else ()
+    return tensors, (k, kw, STATE.grad_enabled)
+
+
+def _key_of(obj, tensors):
+    if isinstance(obj, Tensor):
+        tensors.append(obj)
+        d = obj._data
+        return (_TENSOR, d.shape, d.dtype.char, obj.requires_grad)
+    t = type(obj)
+    if t is tuple or t is list:
+        return (t.__name__, tuple(_key_of(o, tensors) for o in obj))
+    if t is dict:
+        return ("dict", tuple((k, _key_of(v, tensors)) for k, v in obj.items()))
+    if t in (int, float, bool, str, type(None)):
+        return (t.__name__, obj)
+    if isinstance(obj, np.ndarray):
+        return ("ndarray", obj.shape, obj.dtype.str, obj.tobytes())
+    try:
+        hash(obj)
+        return (t.__name__, obj)
+    except TypeError:
+        return ("id", t.__name__, id(obj))
+
+
+def describe_key_change(old_key, new_key, names) -> str:
+    """The first guard that differs between two keys, e.g. ``arg 0 (x): shape (3,) != (4,)``."""
+    (old_args, old_kw, old_grad), (new_args, new_kw, new_grad) = old_key, new_key
+    if old_grad != new_grad:
+        return f"grad mode: {old_grad} != {new_grad}"
+    old_leaves, new_leaves = [], []
+    _leaves(old_args, (), old_leaves)
+    _leaves(new_args, (), new_leaves)
+    for name, sub in old_kw:
+        _leaves(sub, (name,), old_leaves)
+    for name, sub in new_kw:
+        _leaves(sub, (name,), new_leaves)
+    for (path, a), (_, b) in zip(old_leaves, new_leaves):
+        if a == b:
+            continue
+        where = _name(path, names)
+        if a[0] == _TENSOR and b[0] == _TENSOR:
+            for i, what in ((1, "shape"), (2, "dtype"), (3, "requires_grad")):
+                if a[i] != b[i]:
+                    fmt = (lambda c: str(np.dtype(c))) if what == "dtype" else repr
+                    return f"{where}: {what} {fmt(a[i])} != {fmt(b[i])}"
+        return f"{where}: {_short(a)} != {_short(b)}"
+    if len(old_leaves) != len(new_leaves):
+        return f"number of arguments: {len(old_leaves)} != {len(new_leaves)}"
+    return "arguments differ"
+
+
+def _short(k) -> str:
+    if k[0] == _TENSOR:
+        return f"tensor{list(k[1])}"
+    if k[0] == "id":
+        return f"{k[1]} object"
+    return repr(k[1]) if len(k) == 2 else repr(k)
+
+
+def _leaves(k, path, out):
+    if k[0] in ("tuple", "list"):
+        for i, sub in enumerate(k[1]):
+            _leaves(sub, path + (i,), out)
+    elif k[0] == "dict":
+        for name, sub in k[1]:
+            _leaves(sub, path + (name,), out)
+    else:
+        out.append((path, k))
+
+
+def _name(path, names) -> str:
+    if not path:
+        return "args"
+    head = path[0]
+    if isinstance(head, int):
+        label = f"arg {head}" + (f" ({names[head]})" if head < len(names) else "")
+    else:
+        label = f"kwarg {head}"
+    return label + "".join(f"[{p}]" for p in path[1:])
+
+
+class Preconditions:
+    """Per-trace guards checked before replay: lifted tensors' metadata, ``.grad`` state
+    at entry, Python values, and arguments that were the same tensor when traced."""
+
+    __slots__ = ("lifted", "grad_inputs", "grad_none", "py", "same_args", "empty")
+
+    def __init__(self, lifted, grad_inputs, grad_none, py_guards, same_args):
+        self.lifted = [(t, t._data.shape, t._data.dtype, t.requires_grad) for t in lifted]
+        self.grad_inputs = [(leaf, leaf._grad._data.shape, leaf._grad._data.dtype)
+                            for leaf in grad_inputs]
+        self.grad_none = list(grad_none)
+        self.py = list(py_guards)
+        self.same_args = list(same_args)
+        self.empty = not (self.lifted or self.grad_inputs or self.grad_none or self.py
+                          or self.same_args)
+
+    def failure(self, tensors) -> str | None:
+        """None when every guard holds, else the first one that fails, in words."""
+        for t, shape, dtype, rg in self.lifted:
+            d = t._data
+            if d.shape != shape:
+                return f"lifted tensor {_tname(t)}: shape {shape} != {d.shape}"
+            if d.dtype != dtype:
+                return f"lifted tensor {_tname(t)}: dtype {dtype} != {d.dtype}"
+            if t.requires_grad != rg:
+                return f"lifted tensor {_tname(t)}: requires_grad {rg} != {t.requires_grad}"
+        for leaf, shape, dtype in self.grad_inputs:
+            g = leaf._grad
+            if g is None:
+                return f".grad of {_tname(leaf)}: was a tensor, is None"
+            if g._data.shape != shape or g._data.dtype != dtype:
+                return f".grad of {_tname(leaf)}: {shape} {dtype} != {g._data.shape} " \
+                       f"{g._data.dtype}"
+        for leaf in self.grad_none:
+            if leaf._grad is not None:
+                return f".grad of {_tname(leaf)}: was None, is a tensor"
+        for where, getter, value in self.py:
+            now = getter()
+            if now != value:
+                return f"{where}: {value!r} != {now!r}"
+        for i, j in self.same_args:
+            if tensors[i] is not tensors[j]:
+                return f"arguments {i} and {j} were the same tensor"
+        return None
+
+
+def _tname(t: Tensor) -> str:
+    return f"{list(t._data.shape)} {t._data.dtype}"

@@ -1,0 +1,189 @@
+"""The IR: a flat, single-assignment list of nodes in topological order.
+
+``Graph(inputs, nodes, outputs)``; each :class:`Node` applies an op to inputs (IR
+:class:`Value` s or Python scalars) with keyword ``params`` and defines one Value.  Ops are
+the eager op classes themselves (so ``run_graph`` runs ``op.forward`` exactly as eager
+does) plus a few IR-only ops defined here (``Const``, ``Guard``).  A printer that reads
+like code, a verifier, and the interpreter ``run_graph`` used as the reference in tests.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from eager.dispatch import promote
+from eager.ops.base import Op
+
+
+class Value:
+    """One SSA value: an array of known shape and dtype."""
+
+    __slots__ = ("id", "shape", "dtype")
+
+    def __init__(self, id: int, shape: tuple, dtype: np.dtype):
+        self.id = id
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+
+    def __repr__(self) -> str:
+        return f"%{self.id}"
+
+
+class Node:
+    """``out = op(*inputs, **params)``; ``where`` is the user's source line, for reports."""
+
+    __slots__ = ("op", "inputs", "params", "out", "where")
+
+    def __init__(self, op, inputs, params, out, where=None):
+        self.op = op
+        self.inputs = list(inputs)
+        self.params = dict(params)
+        self.out = out
+        self.where = where
+
+    def values(self):
+        """The Value inputs (Python scalars skipped)."""
+        return [v for v in self.inputs if type(v) is Value]
+
+    def __repr__(self) -> str:
+        return format_node(self)
+
+
+class Const(Op):
+    """A constant array baked into the graph (a tensor made from Python data)."""
+    abstract = True
+    name = "const"
+    differentiable = False
+
+    def forward(value):
+        return value
+
+
+class Guard(Op):
+    """Check that a value, read by Python while tracing, still gives the same outcome.
+
+    ``kind`` is how Python read it (``bool``, ``item``, ``float``, ``int``) and
+    ``expected`` the outcome seen.  The node defines no value that others use.
+    """
+    abstract = True
+    name = "guard"
+    differentiable = False
+
+    def forward(a, kind, expected, index, where=None):
+        return np.asarray(outcome(a, kind) == expected)
+
+
+def outcome(a: np.ndarray, kind: str):
+    """What Python saw when it read array ``a`` as ``kind``."""
+    x = a.reshape(())
+    if kind == "bool":
+        return bool(x)
+    if kind == "float":
+        return float(x)
+    if kind == "int":
+        return int(x)
+    return x.item()
+
+
+class Graph:
+    """``inputs`` (Values), ``nodes`` (topological order), ``outputs`` (Values)."""
+
+    def __init__(self, inputs=None, nodes=None, outputs=None):
+        self.inputs = list(inputs or [])
+        self.nodes = list(nodes or [])
+        self.outputs = list(outputs or [])
+
+    def __str__(self) -> str:
+        lines = [f"graph({', '.join(_decl(v) for v in self.inputs)}):"]
+        lines += ["    " + format_node(n) for n in self.nodes]
+        lines.append(f"    return {', '.join(map(repr, self.outputs))}")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def copy(self) -> "Graph":
+        return Graph(self.inputs, [Node(n.op, n.inputs, n.params, n.out, n.where)
+                                   for n in self.nodes], self.outputs)
+
+
+def _decl(v: Value) -> str:
+    return f"%{v.id}: {v.dtype}{list(v.shape)}"
+
+
+def _fmt_param(v) -> str:
+    if isinstance(v, np.ndarray):
+        return f"array({v.dtype}{list(v.shape)})" if v.size > 4 else np.array2string(v)
+    if isinstance(v, np.dtype):
+        return str(v)
+    return repr(v)
+
+
+def format_node(n: Node) -> str:
+    args = [repr(a) for a in n.inputs]
+    args += [f"{k}={_fmt_param(v)}" for k, v in n.params.items()]
+    name = getattr(n.op, "name", None) or getattr(n.op, "__name__", str(n.op))
+    out = f"{_decl(n.out)} = " if n.out is not None else ""
+    where = f"  # {n.where}" if n.where else ""
+    return f"{out}{name}({', '.join(args)}){where}"
+
+
+def check_graph(g: Graph) -> None:
+    """Verify single assignment, definition before use, and outputs defined."""
+    defined = set()
+    for v in g.inputs:
+        if v.id in defined:
+            raise AssertionError(f"input %{v.id} declared twice")
+        defined.add(v.id)
+    for n in g.nodes:
+        for v in n.values():
+            if v.id not in defined:
+                raise AssertionError(f"{format_node(n)}: uses %{v.id} before it is defined")
+        if n.out is not None:
+            if n.out.id in defined:
+                raise AssertionError(f"{format_node(n)}: %{n.out.id} assigned twice")
+            defined.add(n.out.id)
+    for v in g.outputs:
+        if v.id not in defined:
+            raise AssertionError(f"output %{v.id} is not defined")
+
+
+class GuardFailed(Exception):
+    """A guard saw a different outcome: this path does not apply to these inputs."""
+
+    def __init__(self, index: int, seen):
+        super().__init__(f"guard {index} saw {seen!r}")
+        self.index = index
+        self.seen = seen
+
+
+def run_node(n: Node, env: dict):
+    """Evaluate one node on arrays from ``env`` (Value id -> array)."""
+    args = [env[a.id] if type(a) is Value else a for a in n.inputs]
+    op = n.op
+    if op is Guard:
+        p = n.params
+        seen = outcome(args[0], p["kind"])
+        if seen != p["expected"]:
+            raise GuardFailed(p["index"], seen)
+        return None
+    if op.promotes:
+        args = promote(args)
+    out = op.forward(*args, **n.params)
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    return out
+
+
+def run_graph(g: Graph, *arrays) -> list:
+    """The reference interpreter: run ``g`` on input arrays, return output arrays.
+
+    Raises :class:`GuardFailed` when a guard's outcome differs from the recorded one.
+    """
+    if len(arrays) != len(g.inputs):
+        raise TypeError(f"graph takes {len(g.inputs)} inputs, got {len(arrays)}")
+    env = {v.id: a for v, a in zip(g.inputs, arrays)}
+    for n in g.nodes:
+        out = run_node(n, env)
+        if n.out is not None:
+            env[n.out.id] = out
+    return [env[v.id] for v in g.outputs]

@@ -1,0 +1,46 @@
+"""Logging topics switched on by ``DYNGRAPH_LOG=guards,recompiles,graph,kernels,fallbacks``
+(or ``all``).  Each topic is a ``logging`` logger named ``dyngraph.<topic>``."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+TOPICS = ("guards", "recompiles", "graph", "kernels", "fallbacks")
+
+
+def _logger(topic: str) -> logging.Logger:
+    return logging.getLogger(f"dyngraph.{topic}")
+
+
+guards = _logger("guards")
+recompiles = _logger("recompiles")
+graph = _logger("graph")
+kernels = _logger("kernels")
+fallbacks = _logger("fallbacks")
+
+
+def configure(spec: str | None = None) -> None:
+    """Enable the topics named in ``spec`` (default: ``$DYNGRAPH_LOG``) at INFO level."""
+    spec = os.environ.get("DYNGRAPH_LOG", "") if spec is None else spec
+    wanted = {t.strip() for t in spec.split(",") if t.strip()}
+    if "all" in wanted:
+        wanted = set(TOPICS)
+    unknown = wanted - set(TOPICS)
+    if unknown:
+        raise ValueError(f"DYNGRAPH_LOG: unknown topics {sorted(unknown)}; known: "
+                         f"{', '.join(TOPICS)}")
+    for t in TOPICS:
+        lg = _logger(t)
+        if t in wanted:
+            lg.setLevel(logging.INFO)
+            if not lg.handlers:
+                h = logging.StreamHandler()
+                h.setFormatter(logging.Formatter("[dyngraph.%(name)s] %(message)s".replace(
+                    "%(name)s", t)))
+                lg.addHandler(h)
+        else:
+            lg.setLevel(logging.WARNING)
+
+
+configure()

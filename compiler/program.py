@@ -1,0 +1,199 @@
+"""Replaying traces: a :class:`Path` is one recorded path through the function, compiled;
+a :class:`Variant` holds the paths of one cache key and preconditions as a tree keyed by
+branch outcomes.
+
+A forward program returns, in order: the user's output tensors, the final values of
+tensors written in place (write-backs), the new ``.grad`` values, and the values the
+compiled backward needs (saved).  Nothing visible changes until every guard has passed;
+then write-backs are applied, ``.grad`` set, and outputs wrapped in tensors — with one
+grad node per differentiable output whose backward runs the compiled backward program.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from eager._state import STATE
+from eager.autograd.node import Node
+from eager.dispatch import dispatch
+from eager.ops.base import A, Op, T
+from eager.ops.factory import generator
+from eager.tensor import Tensor
+
+from .ir import Const, Graph, Guard, GuardFailed, Value
+
+
+class BackwardProgram:
+    """The compiled backward of one differentiable output."""
+
+    __slots__ = ("graph", "program", "saved_slots", "targets", "forward_graph")
+
+    def __init__(self, graph, program, saved_slots, targets, forward_graph):
+        self.graph = graph              # inputs: [grad of the output] + saved values
+        self.program = program
+        self.saved_slots = saved_slots  # indices into the forward program's outputs
+        self.targets = targets          # indices into the path's diff tensors
+        self.forward_graph = forward_graph
+
+
+class CompiledBackward(Op):
+    """Grad node op of a compiled output: runs the compiled backward program.
+
+    Plain backward runs the compiled program on arrays.  With ``create_graph=True`` the
+    forward and backward graphs are re-run through dispatch on the saved input tensors, so
+    the gradient is itself differentiable.
+    """
+    abstract = True
+    name = "compiled"
+
+    def backward(F, g, saved, node):
+        bw: BackwardProgram = node.params["backward"]
+        if F is A:
+            grads = bw.program(g, *saved)
+        else:
+            path, tensors = node.params["path"], node.params["tensors"]
+            inputs = [tensors[i] for i in path.input_slots] + list(path.lifted) + \
+                [leaf._grad for leaf in path.grad_inputs]
+            grads = _backward_as_tensors(bw, g, inputs)
+        out = [None] * len(node.next)
+        for gi, k in zip(grads, bw.targets):
+            out[k] = gi
+        return out
+
+
+def _backward_as_tensors(bw: BackwardProgram, g, inputs):
+    fg = bw.forward_graph
+    env = {}
+    for v, t in zip(fg.inputs, inputs):
+        env[v.id] = t
+    _run_tensors(fg, env)
+    bg = bw.graph
+    benv = {bg.inputs[0].id: g}
+    for v in bg.inputs[1:]:
+        benv[v.id] = env[v.id]
+    _run_tensors(bg, benv)
+    return [benv[v.id] for v in bg.outputs]
+
+
+def _run_tensors(graph: Graph, env: dict) -> None:
+    """Run a graph through dispatch on Tensors (builds an eager autograd graph)."""
+    for n in graph.nodes:
+        if n.op is Guard:
+            continue
+        if n.op is Const:
+            env[n.out.id] = Tensor._make(n.params["value"])
+            continue
+        args = [env[a.id] if type(a) is Value else a for a in n.inputs]
+        env[n.out.id] = dispatch(n.op, *args, **n.params)
+
+
+class Path:
+    """One compiled path through the function for one key."""
+
+    def __init__(self, *, graph, program, outcomes, input_slots, lifted, grad_inputs,
+                 out_spec, n_outputs, writebacks, grad_writes, saved_slots, backwards,
+                 diff_sources, has_random, breaks_where):
+        self.graph = graph
+        self.program = program
+        self.outcomes = outcomes          # tuple of guard outcomes along this path
+        self.input_slots = input_slots    # flat-tensor index for each unique graph input
+        self.lifted = lifted              # tensors read at every call
+        self.grad_inputs = grad_inputs    # leaves whose .grad is read at every call
+        self.out_spec = out_spec
+        self.n_outputs = n_outputs
+        self.writebacks = writebacks      # (tensor, output index)
+        self.grad_writes = grad_writes    # (leaf, output index or None)
+        self.saved_slots = saved_slots
+        self.backwards = backwards        # per user output: BackwardProgram or None
+        self.diff_sources = diff_sources  # ("arg", i) / ("lifted", tensor) in target order
+        self.has_random = has_random
+        self.breaks_where = breaks_where
+        self.hits = 0
+
+    def arrays(self, tensors) -> list:
+        arrs = [tensors[i]._data for i in self.input_slots]
+        for t in self.lifted:
+            arrs.append(t._data)
+        for leaf in self.grad_inputs:
+            arrs.append(leaf._grad._data)
+        return arrs
+
+    def finish(self, outs: list, tensors):
+        """Apply write-backs and grad writes, and build the user's result."""
+        for t, k in self.writebacks:
+            np.copyto(t._data, outs[k], casting="unsafe")
+            t._version[0] += 1
+        for leaf, k in self.grad_writes:
+            leaf._grad = None if k is None else Tensor._make(outs[k])
+        wrapped = []
+        grad_on = STATE.grad_enabled
+        for i in range(self.n_outputs):
+            t = Tensor._make(outs[i])
+            bw = self.backwards[i] if grad_on else None
+            if bw is not None:
+                diff = [tensors[s] if kind == "arg" else s for kind, s in self.diff_sources]
+                saved = [(outs[k], None) for k in bw.saved_slots]
+                t.requires_grad = True
+                node = Node(CompiledBackward, diff, {"backward": bw, "path": self,
+                                                     "tensors": tensors}, t)
+                node.saved = saved
+                t.grad_fn = node
+            wrapped.append(t)
+        return build(self.out_spec, wrapped, tensors)
+
+
+def build(spec, outs, tensors):
+    kind = spec[0]
+    if kind == "out":
+        return outs[spec[1]]
+    if kind == "arg":
+        return tensors[spec[1]]
+    if kind == "const":
+        return spec[1]
+    if kind == "tuple":
+        return tuple(build(s, outs, tensors) for s in spec[1])
+    if kind == "list":
+        return [build(s, outs, tensors) for s in spec[1]]
+    if kind == "dict":
+        return {k: build(s, outs, tensors) for k, s in spec[1]}
+    if kind == "namedtuple":
+        return spec[1](*[build(s, outs, tensors) for s in spec[2]])
+    raise AssertionError(kind)
+
+
+class Variant:
+    """The paths recorded for one key under one set of preconditions, as a tree."""
+
+    def __init__(self, pre):
+        self.pre = pre
+        self.paths: list[Path] = []
+        self.tree: dict[tuple, Path] = {}   # outcome prefix (incl. the last outcome) -> path
+        self.last: Path | None = None
+
+    def add(self, path: Path) -> None:
+        self.paths.append(path)
+        oc = path.outcomes
+        self.tree.setdefault((), path)
+        for i in range(len(oc)):
+            self.tree.setdefault(oc[:i + 1], path)
+        self.last = path
+
+    def run(self, tensors):
+        """(path, outputs) of a path whose guards all pass, or (None, prefix) on divergence."""
+        path = self.last
+        state = None
+        while True:
+            if path.has_random and state is None:
+                state = generator().bit_generator.state
+            try:
+                outs = path.program(*path.arrays(tensors))
+                self.last = path
+                return path, outs
+            except GuardFailed as e:
+                prefix = path.outcomes[:e.index] + (e.seen,)
+                nxt = self.tree.get(prefix)
+                if state is not None:
+                    generator().bit_generator.state = state
+                if nxt is None or nxt is path:
+                    return None, prefix
+                path = nxt
