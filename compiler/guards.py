@@ -20,6 +20,18 @@ _TENSOR = "T"
 def flatten(args: tuple, kwargs: dict):
     """(tensors, key): tensors of the call in order, and a hashable key of the call."""
     tensors: list[Tensor] = []
+    if not kwargs:  # fast path: positional tensors and scalars only
+        parts = []
+        for a in args:
+            if type(a) is Tensor:
+                tensors.append(a)
+                d = a._data
+                parts.append((_TENSOR, d.shape, d.dtype.char, a.requires_grad))
+            elif type(a) in (int, float, bool, str):
+                parts.append((type(a).__name__, a))
+            else:
+                parts.append(_key_of(a, tensors))
+        return tensors, (("tuple", tuple(parts)), (), STATE.grad_enabled)
     k = _key_of(args, tensors)
     kw = tuple((n, _key_of(v, tensors)) for n, v in sorted(kwargs.items())) if kwargs else ()
     return tensors, (k, kw, STATE.grad_enabled)

@@ -45,6 +45,7 @@ class CompiledBackward(Op):
     """
     abstract = True
     name = "compiled"
+    grad_name = "CompiledFunction"
 
     def backward(F, g, saved, node):
         bw: BackwardProgram = node.params["backward"]
@@ -109,8 +110,14 @@ class Path:
         self.has_random = has_random
         self.breaks_where = breaks_where
         self.hits = 0
+        # one output tensor, nothing written back, no grad node: the common inference call
+        self.simple = (out_spec == ("out", 0) and not writebacks and not grad_writes
+                       and not any(b is not None for b in backwards))
+        self.feed_simple = not lifted and not grad_inputs
 
     def arrays(self, tensors) -> list:
+        if self.feed_simple and len(self.input_slots) == len(tensors):
+            return [t._data for t in tensors]
         arrs = [tensors[i]._data for i in self.input_slots]
         for t in self.lifted:
             arrs.append(t._data)
@@ -120,6 +127,8 @@ class Path:
 
     def finish(self, outs: list, tensors):
         """Apply write-backs and grad writes, and build the user's result."""
+        if self.simple:
+            return Tensor._make(outs[0])
         for t, k in self.writebacks:
             np.copyto(t._data, outs[k], casting="unsafe")
             t._version[0] += 1

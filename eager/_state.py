@@ -17,3 +17,16 @@ class _State:
 
 
 STATE = _State()
+
+
+def guarded(where: str, getter):
+    """Read a Python value that a compiled trace must not bake in silently.
+
+    Returns ``getter()``; while a compiler tracer is active it also records a guard, so a
+    replay whose value differs (``Module.training`` flipped, an LR scheduler changed
+    ``lr``) retraces instead of reusing stale code.
+    """
+    value = getter()
+    if STATE.tracer is not None:
+        STATE.tracer.guard_value(where, getter, value)
+    return value
