@@ -66,7 +66,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     elif arr.dtype == np.float64 and not isinstance(data, (np.ndarray, Tensor)):
         arr = arr.astype(np.float32)
     _dt.from_numpy(arr.dtype)
-    t = Tensor._make(np.ascontiguousarray(arr))
+    t = Tensor._make(arr if arr.flags.c_contiguous else np.array(arr, order="C"))
     if STATE.tracer is not None:
         STATE.tracer.on_new_tensor(t)
     return _finish(t, requires_grad)
