@@ -123,7 +123,7 @@ def _broadcast_detail(shapes: list) -> str:
         pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
         for d in range(n - 1, -1, -1):
             if pa[d] != pb[d] and pa[d] != 1 and pb[d] != 1:
-                return (f"the size of tensor a ({pa[d]}) must match the size of tensor b "
+                return (f"The size of tensor a ({pa[d]}) must match the size of tensor b "
                         f"({pb[d]}) at non-singleton dimension {d} (shapes {a} and {b})")
         a = tuple(max(x, y) for x, y in zip(pa, pb))
     return f"shapes {shapes} cannot be broadcast together"

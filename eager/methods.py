@@ -40,6 +40,9 @@ def inplace(self: Tensor, result: Tensor, opname: str) -> Tensor:
         raise RuntimeError(f"{opname}: unsupported operation: the tensor is read-only (more "
                            "than one element of it may refer to a single memory location, as "
                            "after expand(); clone() it first)")
+    node = result.grad_fn
+    if node is not None and node.saved:
+        _save_old_value(node, self)
     np.copyto(dst, src, casting="unsafe")
     v = self._version
     v[0] += 1
@@ -50,6 +53,19 @@ def inplace(self: Tensor, result: Tensor, opname: str) -> Tensor:
     if STATE.tracer is not None:
         STATE.tracer.on_inplace(self, result)
     return self
+
+
+def _save_old_value(node, self: Tensor) -> None:
+    """The in-place op's own backward may need ``self`` as it was before the write
+    (``h.mul_(w)`` needs the old ``h`` for ``w``'s gradient): point it at a clone, as
+    PyTorch saves the original value, instead of the tensor about to be overwritten."""
+    saved = node.saved
+    snap = None
+    for k, entry in enumerate(saved):
+        if type(entry) is tuple and entry[0] is self:
+            if snap is None:
+                snap = self.clone()
+            saved[k] = (snap, snap._version[0])
 
 
 def _fast_inplace(self: Tensor, ufunc, other) -> bool:
@@ -163,10 +179,15 @@ def _to(self, *args, **kwargs):
     return out
 
 
+_LEGACY = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+           "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
 def _install_conversions():
     T = Tensor
     T.to = _to
-    T.type = lambda self, dtype=None: str(self.dtype) if dtype is None else fn.cast(self, dtype)
+    T.type = lambda self, dtype=None: (f"eager.{_LEGACY[self._data.dtype.name]}Tensor"
+                                       if dtype is None else fn.cast(self, dtype))
     T.type_as = lambda self, other: fn.cast(self, other.dtype)
     T.float = lambda self: fn.cast(self, "float32")
     T.double = lambda self: fn.cast(self, "float64")

@@ -97,8 +97,7 @@ class Tensor:
     def data(self) -> "Tensor":
         """A tensor sharing storage with this one, detached from the graph."""
         t = Tensor._make(self._data)
-        t._version = self._version
-        t._base = self if self._base is None else self._base
+        t._version = self._version  # an alias, not a differentiable view: no _base
         return t
 
     @data.setter
@@ -188,8 +187,7 @@ class Tensor:
 
     def detach(self) -> "Tensor":
         t = Tensor._make(self._data)
-        t._version = self._version
-        t._base = self if self._base is None else self._base
+        t._version = self._version  # an alias, not a differentiable view: no _base
         if STATE.tracer is not None:
             STATE.tracer.on_alias(self, t)
         return t

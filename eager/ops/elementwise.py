@@ -24,6 +24,11 @@ def _float(x):
     return float(x)
 
 
+def _is_float(x) -> bool:
+    """A float array or a Python float (a Python int or bool is not)."""
+    return x.dtype.kind == "f" if type(x) is np.ndarray else isinstance(x, float)
+
+
 class Elementwise(Op):
     abstract = True
     elementwise = True
@@ -77,9 +82,8 @@ class Div(Binary):
     saves = (0, 1)
 
     def forward(a, b):
-        if getattr(a, "dtype", _F32).kind != "f" and getattr(b, "dtype", _F32).kind != "f":
-            a = _float(a)
-            b = b if isinstance(b, float) else _float(b)
+        if not _is_float(a) and not _is_float(b):
+            a, b = _float(a), _float(b)
         return np.true_divide(a, b)
 
     def backward(F, g, saved, node):
@@ -389,7 +393,8 @@ class Clamp(Elementwise):
             out = np.maximum(out, min)
         if max is not None:
             out = np.minimum(out, max)
-        return out.astype(a.dtype, copy=False) if a.dtype.kind == "f" else out
+        rt = _dt.result_type(a, *[v for v in (min, max) if v is not None])
+        return out.astype(rt, copy=False)
 
     def backward(F, g, saved, node):
         x = saved[0]
