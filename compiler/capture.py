@@ -65,6 +65,7 @@ class Tracer:
         self.grad_shadow: dict[int, tuple] = {}  # id(leaf) -> (leaf, Value | None)
         self.writebacks: dict[int, tuple[Tensor, Value]] = {}
         self.py_guards: list[tuple[str, object, object]] = []  # (where, getter, value)
+        self._guarded: set = set()
         self.breaks: list[str] = []
         self.unsupported: list[str] = []
         self.alias_root: dict[int, int] = {}   # id(view array) -> id(root array)
@@ -201,8 +202,11 @@ class Tracer:
             self.has_backward = True
 
     def guard_value(self, where: str, getter, value) -> None:
-        """Guard a Python value the trace depends on; ``getter()`` re-reads it."""
-        self.py_guards.append((where, getter, value))
+        """Guard a Python value the trace depends on; ``getter()`` re-reads it.  The first
+        read of each ``where`` is what the trace depends on."""
+        if where not in self._guarded:
+            self._guarded.add(where)
+            self.py_guards.append((where, getter, value))
 
     # -- result ------------------------------------------------------------------------
     def grad_writes(self) -> list:

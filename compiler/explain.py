@@ -78,7 +78,8 @@ def _trace_info(key, variant, path, reason, argnames) -> dict:
         else:
             guards.append(f"{label} == {k[-1]!r}")
     for where, _, value in variant.pre.py:
-        guards.append(f"{where} == {value!r}")
+        text = repr(value)
+        guards.append(f"{where} == {text}" if len(text) <= 60 else f"{where} unchanged")
     for leaf in variant.pre.grad_none:
         guards.append(f".grad of lifted tensor {list(leaf._data.shape)} is None")
     lifted = [f"{list(t._data.shape)} {t._data.dtype} requires_grad={t.requires_grad}"

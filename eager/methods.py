@@ -47,9 +47,13 @@ def inplace(self: Tensor, result: Tensor, opname: str) -> Tensor:
     v = self._version
     v[0] += 1
     v[1] = opname
-    if result.grad_fn is not None and STATE.grad_enabled:
-        self.grad_fn = result.grad_fn
-        self.requires_grad = True
+    if STATE.grad_enabled:
+        if result.grad_fn is not None:
+            self.grad_fn = result.grad_fn
+            self.requires_grad = True
+        elif self.grad_fn is not None:  # the new value does not depend on the graph
+            self.grad_fn = None
+            self.requires_grad = False
     if STATE.tracer is not None:
         STATE.tracer.on_inplace(self, result)
     return self
@@ -183,8 +187,37 @@ _LEGACY = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": 
            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 
+def _zero_(self: Tensor) -> Tensor:
+    from .factories import zeros_like
+    return inplace(self, zeros_like(self), "zero_")
+
+
+def _fill_(self: Tensor, value) -> Tensor:
+    from .factories import full_like
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value.ndim} dimensions.")
+        return _copy_(self, value)
+    return inplace(self, full_like(self, value), "fill_")
+
+
+def _copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
+    """Copy ``src`` (broadcast to self's shape, cast to self's dtype) into self."""
+    from .fn.shape import clone, expand
+    if not isinstance(src, Tensor):
+        src = fn.as_tensor_arg(src)
+        if not isinstance(src, Tensor):
+            return _fill_(self, src)
+    src = clone(src) if tuple(src.shape) == tuple(self.shape) else expand(src, self.shape)
+    return inplace(self, fn.cast(src, self.dtype), "copy_")
+
+
 def _install_conversions():
     T = Tensor
+    T.zero_ = _zero_
+    T.fill_ = _fill_
+    T.copy_ = _copy_
     T.to = _to
     T.type = lambda self, dtype=None: (f"eager.{_LEGACY[self._data.dtype.name]}Tensor"
                                        if dtype is None else fn.cast(self, dtype))

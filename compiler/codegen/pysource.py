@@ -29,8 +29,11 @@ class CompiledGraph:
 
 
 def _literal(x) -> bool:
-    return x is None or type(x) in (int, float, bool, str) or (
-        type(x) is tuple and all(_literal(e) for e in x))
+    """Values whose repr is Python source for themselves (not nan/inf floats)."""
+    t = type(x)
+    if t is float:
+        return x == x and x not in (float("inf"), float("-inf"))
+    return x is None or t in (int, bool, str) or (t is tuple and all(_literal(e) for e in x))
 
 
 def python_program(graph: Graph, name: str = "graph") -> CompiledGraph:

@@ -1,0 +1,6 @@
+"""``eager.optim``: optimizers (``SGD``, ``Adam``, ``AdamW``) and ``lr_scheduler``."""
+
+from . import lr_scheduler  # noqa: F401
+from .adam import Adam, AdamW  # noqa: F401
+from .optimizer import Optimizer  # noqa: F401
+from .sgd import SGD  # noqa: F401

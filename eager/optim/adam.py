@@ -1,0 +1,131 @@
+"""``Adam`` and ``AdamW`` (amsgrad optional) — PyTorch's single-tensor (``foreach=False``)
+algorithm, step for step.
+
+``state["step"]`` is a 0-d float32 tensor, as PyTorch.  Outside a compiler trace the bias
+corrections are Python floats computed from its value (PyTorch's default path); while a
+tracer records, or with ``capturable=True``, they are computed with tensor ops from the
+step tensor (PyTorch's capturable path, in float64), so a compiled step does not bake
+the count in.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import dtypes as _dt
+from .._state import STATE
+from ..factories import zeros, zeros_like
+from ..fn import elementwise as _ew
+from .optimizer import Optimizer, _no_grad_step
+
+__all__ = ["Adam", "AdamW"]
+
+
+class Adam(Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, amsgrad: bool = False, *, foreach=None,
+                 maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False, fused=None,
+                 decoupled_weight_decay: bool = False):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if fused:
+            raise RuntimeError(f"{type(self).__name__}: fused=True is not supported by eager")
+        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
+                        "amsgrad": amsgrad, "maximize": maximize, "foreach": foreach,
+                        "capturable": capturable, "differentiable": differentiable, "fused": fused,
+                        "decoupled_weight_decay": decoupled_weight_decay}
+        super().__init__(params, defaults)
+
+    def _init_state(self, p, group) -> dict:
+        state = self.state[p]
+        if not state:
+            state["step"] = zeros((), dtype=_dt.float32)
+            state["exp_avg"] = zeros_like(p)
+            state["exp_avg_sq"] = zeros_like(p)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = zeros_like(p)
+        return state
+
+    @_no_grad_step
+    def step(self):
+        for group in self.param_groups:
+            lr = group["lr"]
+            beta1, beta2 = group["betas"]
+            eps = group["eps"]
+            weight_decay = group["weight_decay"]
+            amsgrad = group["amsgrad"]
+            maximize = group["maximize"]
+            decoupled = group["decoupled_weight_decay"]
+            capturable = group["capturable"] or STATE.tracer is not None
+            for p in group["params"]:
+                grad = p.grad
+                if grad is None:
+                    continue
+                if maximize:
+                    grad = grad.neg()
+                state = self._init_state(p, group)
+                exp_avg = state["exp_avg"]
+                exp_avg_sq = state["exp_avg_sq"]
+                step_t = state["step"]
+                step_t.add_(1)
+                if weight_decay != 0:
+                    if decoupled:
+                        p.mul_(1 - lr * weight_decay)
+                    else:
+                        grad = grad.add(p.mul(weight_decay))
+                # exp_avg.lerp_(grad, 1 - beta1), in lerp's own form for weight < 0.5
+                exp_avg.add_(grad.sub(exp_avg).mul_(1 - beta1))
+                # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+                exp_avg_sq.mul_(beta2).add_(grad.mul(1 - beta2).mul_(grad))
+                if amsgrad:
+                    mx = state["max_exp_avg_sq"]
+                    _write(mx, _ew.maximum(mx, exp_avg_sq))   # max_exp_avg_sq.copy_(...)
+                    second = mx
+                else:
+                    second = exp_avg_sq
+                if capturable:
+                    # PyTorch's capturable formulas: the step count stays a tensor.  The
+                    # bias corrections are taken in float64 (0-d, so they do not promote
+                    # the parameter's dtype): 1 - beta2**step cancels badly in float32.
+                    step64 = _ew.cast(step_t, _dt.float64)
+                    bc1 = _ew.sub(1, _ew.pow(beta1, step64))
+                    bc2_sqrt = _ew.sqrt(_ew.sub(1, _ew.pow(beta2, step64)))
+                    step_size_neg = _ew.neg(_ew.div(lr, bc1))
+                    denom = second.sqrt().div(bc2_sqrt.mul(step_size_neg))
+                    denom.add_(_ew.div(eps, step_size_neg))
+                    p.add_(exp_avg.div(denom))
+                else:
+                    step = step_t.item()
+                    step_size = lr / (1 - beta1 ** step)
+                    bc2_sqrt = math.sqrt(1 - beta2 ** step)
+                    denom = second.sqrt().div(bc2_sqrt)
+                    denom.add_(eps)
+                    # param.addcdiv_(exp_avg, denom, value=-step_size)
+                    p.add_(exp_avg.div(denom).mul_(-step_size))
+
+
+def _write(dst, value):
+    from ..methods import inplace
+    inplace(dst, value, "copy_")
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: ``p *= 1 - lr * weight_decay`` before the update."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach=None, capturable: bool = False, differentiable: bool = False,
+                 fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
