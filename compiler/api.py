@@ -27,7 +27,7 @@ from .explain import Explanation
 from .guards import Preconditions, describe_key_change, flatten
 from .ir import Graph, check_graph
 from .passes import optimize
-from .program import BackwardProgram, Path, Variant
+from .program import FREED, BackwardProgram, Path, Variant
 
 _EAGER = "eager"  # cache value: this key runs eagerly
 _ALL: list = []   # weak registry for compiler.reset()
@@ -82,8 +82,9 @@ class CompiledFunction:
     def explain(self) -> Explanation:
         return Explanation(self)
 
-    def _fallback(self, reason: str) -> None:
-        self._stats["fallbacks"] += 1
+    def _fallback(self, reason: str, count: bool = True) -> None:
+        if count:
+            self._stats["fallbacks"] += 1
         if reason not in self._fallback_reasons:
             self._fallback_reasons.append(reason)
             log.fallbacks.info("%s: %s", self.__name__, reason)
@@ -107,7 +108,10 @@ class CompiledFunction:
         for variant in entry:
             pre = variant.pre
             if pre.empty or pre.failure(tensors) is None:
-                path, outs = variant.run(tensors)
+                try:
+                    path, outs = variant.run(tensors)
+                except Exception as e:  # nothing visible happened yet: eager is safe
+                    return self._replay_failed(key, e, args, kwargs)
                 if path is None:
                     st["guard_failures"] += 1
                     return self._diverged(key, variant, outs, tensors, args, kwargs)
@@ -117,6 +121,16 @@ class CompiledFunction:
         reason = entry[0].pre.failure(tensors)
         log.recompiles.info("%s: recompiling: %s", self.__name__, reason)
         return self._trace(key, tensors, args, kwargs, None, reason)
+
+    def _replay_failed(self, key, exc, args, kwargs):
+        if self.fullgraph:
+            raise exc
+        warnings.warn(f"{self.__name__}: replaying a compiled trace failed "
+                      f"({type(exc).__name__}: {exc}); this key runs eagerly from now on",
+                      CompileWarning, stacklevel=3)
+        self._cache[key] = _EAGER
+        self._fallback(f"replay error: {type(exc).__name__}: {exc}")
+        return self.fn(*args, **kwargs)
 
     def _miss(self, key, tensors, args, kwargs):
         self._stats["misses"] += 1
@@ -158,7 +172,7 @@ class CompiledFunction:
         if tracer.breaks or tracer.unsupported:
             why = "; ".join(tracer.breaks + tracer.unsupported)
             self._always_eager = f"runs eagerly on every call: {why}"
-            self._fallback(self._always_eager)
+            self._fallback(self._always_eager, count=False)  # counted above
             return result
         t0 = time.perf_counter()
         try:
@@ -171,7 +185,7 @@ class CompiledFunction:
             warnings.warn(f"{self.__name__}: compiling the trace failed ({type(e).__name__}: "
                           f"{e}); this key runs eagerly", CompileWarning, stacklevel=3)
             self._cache[key] = _EAGER
-            self._fallback(f"compile error: {type(e).__name__}: {e}")
+            self._fallback(f"compile error: {type(e).__name__}: {e}", count=False)
             return result
         finally:
             self._stats["compile_seconds"] += time.perf_counter() - t0
@@ -203,41 +217,59 @@ class CompiledFunction:
 
         # backward programs for differentiable outputs (unless backward ran inside)
         diff_sources, diff_tensors = [], []
-        if STATE.grad_enabled and not tracer.has_backward:
+        rg = tracer.entry_rg
+        if not tracer.has_backward:
             for i in slots:
-                if tensors[i].requires_grad:
+                if rg[id(tensors[i])]:
                     diff_sources.append(("arg", i))
                     diff_tensors.append(tensors[i])
             for t, _ in tracer.lifted:
-                if t.requires_grad:
+                if rg[id(t)]:
                     diff_sources.append(("lifted", t))
                     diff_tensors.append(t)
         bw_specs = []
         for t in outs:
             if diff_tensors and t.requires_grad and t.grad_fn is not None:
                 bw_specs.append(_trace_backward(tracer, t, diff_tensors))
+            elif tracer.has_backward and t.requires_grad and t.grad_fn is not None:
+                bw_specs.append(FREED)
             else:
                 bw_specs.append(None)
         if tracer.unsupported:
             raise GraphBreak("; ".join(tracer.unsupported))
 
+        def ref(t):  # an argument of this call, or an object the trace holds on to
+            for i, a in enumerate(tensors):
+                if a is t:
+                    return ("arg", i)
+            return ("obj", t)
+
         writebacks = list(tracer.writebacks.values())
+        wb_specs = []  # a tensor written in place that now hangs in the graph (x.add_(w))
+        for t, _ in writebacks:
+            if t.requires_grad and t.grad_fn is not None and not tracer.has_backward:
+                if rg.get(id(t)):
+                    raise GraphBreak("an in-place write to an input that requires grad")
+                wb_specs.append(_trace_backward(tracer, t, diff_tensors) if diff_tensors
+                                else None)
+            else:
+                wb_specs.append(None)
         grad_writes = tracer.grad_writes()
         fwd_outputs = list(out_vals)
         wb = []
         for t, v in writebacks:
-            wb.append((t, len(fwd_outputs)))
+            wb.append((ref(t), len(fwd_outputs)))
             fwd_outputs.append(v)
         gw = []
         for leaf, v in grad_writes:
             if v is None:
-                gw.append((leaf, None))
+                gw.append((ref(leaf), None))
             else:
-                gw.append((leaf, len(fwd_outputs)))
+                gw.append((ref(leaf), len(fwd_outputs)))
                 fwd_outputs.append(v)
         saved_index = {}
-        for spec_b in bw_specs:
-            if spec_b is None:
+        for spec_b in bw_specs + wb_specs:
+            if spec_b is None or spec_b is FREED:
                 continue
             for v in spec_b[0].inputs[1:]:
                 if v.id not in saved_index:
@@ -248,26 +280,29 @@ class CompiledFunction:
         check_graph(graph)
         graph = optimize(graph)
         program = compile_graph(graph, self.backend)
-        backwards = []
-        for spec_b in bw_specs:
-            if spec_b is None:
-                backwards.append(None)
-                continue
+        fwd_for_bw = Graph(tracer.graph([]).inputs, tracer.nodes, [])
+
+        def backward_program(spec_b):
+            if spec_b is None or spec_b is FREED:
+                return spec_b
             bgraph, targets = spec_b
             check_graph(bgraph)
             saved_slots = [saved_index[v.id] for v in bgraph.inputs[1:]]
-            fwd_for_bw = Graph(tracer.graph([]).inputs, tracer.nodes, [])
-            backwards.append(BackwardProgram(bgraph, compile_graph(optimize(bgraph),
-                                                                   self.backend),
-                                             saved_slots, targets, fwd_for_bw))
+            return BackwardProgram(bgraph, compile_graph(optimize(bgraph), self.backend),
+                                   saved_slots, targets, fwd_for_bw)
+
+        backwards = [backward_program(b) for b in bw_specs]
+        wb_backwards = [backward_program(b) for b in wb_specs]
         outcomes = tuple(n.params["expected"] for n in tracer.nodes
                          if n.op.name == "guard")
-        pre = Preconditions([t for t, _ in tracer.lifted], [lf for lf, _ in tracer.grad_inputs],
-                            tracer.grad_none, tracer.py_guards, same)
+        pre = Preconditions([(t, rg[id(t)]) for t, _ in tracer.lifted],
+                            [ref(lf) for lf, _ in tracer.grad_inputs],
+                            [ref(lf) for lf in tracer.grad_none], tracer.py_guards, same)
         path = Path(graph=graph, program=program, outcomes=outcomes, input_slots=slots,
                     lifted=[t for t, _ in tracer.lifted],
-                    grad_inputs=[lf for lf, _ in tracer.grad_inputs], out_spec=spec,
-                    n_outputs=len(outs), writebacks=wb, grad_writes=gw,
+                    grad_inputs=[ref(lf) for lf, _ in tracer.grad_inputs], out_spec=spec,
+                    n_outputs=len(outs), writebacks=wb, wb_backwards=wb_backwards,
+                    grad_writes=gw,
                     saved_slots=sorted(saved_index.values()), backwards=backwards,
                     diff_sources=diff_sources, has_random=tracer.has_random,
                     breaks_where=None)
@@ -326,6 +361,11 @@ def _spec(obj, tensors, outs, tracer):
         for i, t in enumerate(tensors):
             if t is obj:  # eager returns the argument itself (written back in place)
                 return ("arg", i)
+        if id(obj._data) not in tracer.vals or any(t is obj for t, _ in tracer.lifted):
+            return ("const", obj)  # a closure/global tensor: return that very object
+        for i, t in enumerate(outs):
+            if t is obj:
+                return ("out", i)
         outs.append(obj)
         return ("out", len(outs) - 1)
     t = type(obj)

@@ -74,6 +74,7 @@ class Tracer:
         self.has_backward = False
         self.has_random = False
         self.phase = "forward"
+        self.entry_rg: dict[int, bool] = {}    # id(tensor) -> requires_grad at entry
         self._next_id = 0
 
     # -- values ------------------------------------------------------------------------
@@ -94,6 +95,7 @@ class Tracer:
             v = self.new_value(arr)
             self.bind(arr, v)
             self.origin[id(arr)] = t
+        self.entry_rg.setdefault(id(t), t.requires_grad)
         self.inputs.append(v)
         return v
 
@@ -105,6 +107,7 @@ class Tracer:
             v = self.new_value(arr)
             self.bind(arr, v)
             self.origin[id(arr)] = t
+            self.entry_rg.setdefault(id(t), t.requires_grad)
             self.lifted.append((t, v))
         elif id(arr) in self.stale:
             self._unsupported("a view (or base) was used after an in-place write to an alias "
@@ -113,6 +116,8 @@ class Tracer:
 
     # -- hooks called by eager ---------------------------------------------------------
     def record(self, op, args, params, t: Tensor) -> None:
+        if op.data_dependent_shape:
+            self._unsupported(f"{op.name} (its output shape depends on the data)")
         inputs = [self.value_of(a) if isinstance(a, Tensor) else a for a in args]
         out = self.new_value(t._data)
         self.nodes.append(Node(op, inputs, params, out, user_frame_line()))

@@ -80,15 +80,17 @@ def _trace_info(key, variant, path, reason, argnames) -> dict:
     for where, _, value in variant.pre.py:
         text = repr(value)
         guards.append(f"{where} == {text}" if len(text) <= 60 else f"{where} unchanged")
-    for leaf in variant.pre.grad_none:
-        guards.append(f".grad of lifted tensor {list(leaf._data.shape)} is None")
+    for kind, obj in variant.pre.grad_none:
+        what = _label([obj], argnames) if kind == "arg" else \
+            f"lifted tensor {list(obj._data.shape)}"
+        guards.append(f".grad of {what} is None")
     lifted = [f"{list(t._data.shape)} {t._data.dtype} requires_grad={t.requires_grad}"
               for t in path.lifted]
     branches = [f"{n.params['where']}: {n.params['kind']}() was {n.params['expected']!r}"
                 for n in path.graph.nodes if n.op is Guard]
     kernels = list(path.program.kernels)
     for bw in path.backwards:
-        if bw is not None:
+        if bw is not None and not isinstance(bw, str):
             kernels += list(bw.program.kernels)
     return {"reason": reason, "hits": path.hits, "guards": guards, "lifted": lifted,
             "branches": branches, "graph": path.program.source,

@@ -122,9 +122,12 @@ class Preconditions:
     __slots__ = ("lifted", "grad_inputs", "grad_none", "py", "same_args", "empty")
 
     def __init__(self, lifted, grad_inputs, grad_none, py_guards, same_args):
-        self.lifted = [(t, t._data.shape, t._data.dtype, t.requires_grad) for t in lifted]
-        self.grad_inputs = [(leaf, leaf._grad._data.shape, leaf._grad._data.dtype)
-                            for leaf in grad_inputs]
+        self.lifted = [(t, t._data.shape, t._data.dtype, rg) for t, rg in lifted]
+        self.grad_inputs = []  # (ref, shape, dtype); refs: ("arg", i) or ("obj", tensor)
+        for r in grad_inputs:
+            g = r[1]._grad if r[0] == "obj" else None
+            self.grad_inputs.append((r, None if g is None else g._data.shape,
+                                     None if g is None else g._data.dtype))
         self.grad_none = list(grad_none)
         self.py = list(py_guards)
         self.same_args = list(same_args)
@@ -141,14 +144,16 @@ class Preconditions:
                 return f"lifted tensor {_tname(t)}: dtype {dtype} != {d.dtype}"
             if t.requires_grad != rg:
                 return f"lifted tensor {_tname(t)}: requires_grad {rg} != {t.requires_grad}"
-        for leaf, shape, dtype in self.grad_inputs:
+        for r, shape, dtype in self.grad_inputs:
+            leaf = tensors[r[1]] if r[0] == "arg" else r[1]
             g = leaf._grad
             if g is None:
                 return f".grad of {_tname(leaf)}: was a tensor, is None"
-            if g._data.shape != shape or g._data.dtype != dtype:
+            if shape is not None and (g._data.shape != shape or g._data.dtype != dtype):
                 return f".grad of {_tname(leaf)}: {shape} {dtype} != {g._data.shape} " \
                        f"{g._data.dtype}"
-        for leaf in self.grad_none:
+        for r in self.grad_none:
+            leaf = tensors[r[1]] if r[0] == "arg" else r[1]
             if leaf._grad is not None:
                 return f".grad of {_tname(leaf)}: was None, is a tensor"
         for where, getter, value in self.py:

@@ -112,7 +112,9 @@ def _decl(v: Value) -> str:
 
 def _fmt_param(v) -> str:
     if isinstance(v, np.ndarray):
-        return f"array({v.dtype}{list(v.shape)})" if v.size > 4 else np.array2string(v)
+        if v.size > 4:
+            return f"array({v.dtype}{list(v.shape)})"
+        return np.array2string(v, separator=",").replace("\n", "")
     if isinstance(v, np.dtype):
         return str(v)
     return repr(v)

@@ -54,7 +54,7 @@ class CompiledBackward(Op):
         else:
             path, tensors = node.params["path"], node.params["tensors"]
             inputs = [tensors[i] for i in path.input_slots] + list(path.lifted) + \
-                [leaf._grad for leaf in path.grad_inputs]
+                [resolve(r, tensors)._grad for r in path.grad_inputs]
             grads = _backward_as_tensors(bw, g, inputs)
         out = [None] * len(node.next)
         for gi, k in zip(grads, bw.targets):
@@ -92,7 +92,8 @@ class Path:
     """One compiled path through the function for one key."""
 
     def __init__(self, *, graph, program, outcomes, input_slots, lifted, grad_inputs,
-                 out_spec, n_outputs, writebacks, grad_writes, saved_slots, backwards,
+                 out_spec, n_outputs, writebacks, wb_backwards, grad_writes, saved_slots,
+                 backwards,
                  diff_sources, has_random, breaks_where):
         self.graph = graph
         self.program = program
@@ -102,7 +103,8 @@ class Path:
         self.grad_inputs = grad_inputs    # leaves whose .grad is read at every call
         self.out_spec = out_spec
         self.n_outputs = n_outputs
-        self.writebacks = writebacks      # (tensor, output index)
+        self.writebacks = writebacks      # (tensor ref, output index)
+        self.wb_backwards = wb_backwards  # per write-back: BackwardProgram or None
         self.grad_writes = grad_writes    # (leaf, output index or None)
         self.saved_slots = saved_slots
         self.backwards = backwards        # per user output: BackwardProgram or None
@@ -121,34 +123,62 @@ class Path:
         arrs = [tensors[i]._data for i in self.input_slots]
         for t in self.lifted:
             arrs.append(t._data)
-        for leaf in self.grad_inputs:
-            arrs.append(leaf._grad._data)
+        for r in self.grad_inputs:
+            arrs.append(resolve(r, tensors)._grad._data)
         return arrs
 
     def finish(self, outs: list, tensors):
         """Apply write-backs and grad writes, and build the user's result."""
         if self.simple:
             return Tensor._make(outs[0])
-        for t, k in self.writebacks:
+        for (r, k), bw in zip(self.writebacks, self.wb_backwards):
+            t = resolve(r, tensors)
             np.copyto(t._data, outs[k], casting="unsafe")
             t._version[0] += 1
-        for leaf, k in self.grad_writes:
-            leaf._grad = None if k is None else Tensor._make(outs[k])
+            if bw is not None:
+                self._attach(t, bw, outs, tensors)
+        for r, k in self.grad_writes:
+            resolve(r, tensors)._grad = None if k is None else Tensor._make(outs[k])
         wrapped = []
-        grad_on = STATE.grad_enabled
         for i in range(self.n_outputs):
             t = Tensor._make(outs[i])
-            bw = self.backwards[i] if grad_on else None
-            if bw is not None:
-                diff = [tensors[s] if kind == "arg" else s for kind, s in self.diff_sources]
-                saved = [(outs[k], None) for k in bw.saved_slots]
+            bw = self.backwards[i]
+            if bw is FREED:  # eager's output had a graph that a backward inside freed
                 t.requires_grad = True
-                node = Node(CompiledBackward, diff, {"backward": bw, "path": self,
-                                                     "tensors": tensors}, t)
-                node.saved = saved
-                t.grad_fn = node
+                t.grad_fn = _freed_node(t)
+            elif bw is not None:
+                self._attach(t, bw, outs, tensors)
             wrapped.append(t)
         return build(self.out_spec, wrapped, tensors)
+
+    def _attach(self, t: Tensor, bw: BackwardProgram, outs, tensors) -> None:
+        """Hang ``t`` in the autograd graph under a node running the compiled backward."""
+        diff = [tensors[s] if kind == "arg" else s for kind, s in self.diff_sources]
+        node = Node(CompiledBackward, diff, {"backward": bw, "path": self,
+                                             "tensors": tensors}, t)
+        node.saved = [(outs[k], None) for k in bw.saved_slots]
+        t.requires_grad = True
+        t.grad_fn = node
+
+
+FREED = "freed"
+
+
+class _Freed(Op):
+    abstract = True
+    name = "compiled"
+    grad_name = "CompiledFunction"
+
+
+def _freed_node(t: Tensor) -> Node:
+    node = Node(_Freed, (), {}, t)
+    node.saved = None  # a backward raises PyTorch's "second time" error, as eager would
+    return node
+
+
+def resolve(ref, tensors) -> Tensor:
+    """The tensor a reference names for this call: ``("arg", i)`` or ``("obj", tensor)``."""
+    return tensors[ref[1]] if ref[0] == "arg" else ref[1]
 
 
 def build(spec, outs, tensors):

@@ -19,12 +19,17 @@ from .autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode,  
 from .fn.elementwise import *  # noqa: F401,F403
 from .fn.reduce import *  # noqa: F401,F403
 from .fn.shape import *  # noqa: F401,F403
+from .fn.index import *  # noqa: F401,F403
+from .fn.linalg import *  # noqa: F401,F403
 from .fn.elementwise import abs, pow, round  # noqa: F401
 from .fn.reduce import sum  # noqa: F401
 from .factories import *  # noqa: F401,F403
 from . import methods as _methods  # noqa: F401  (binds Tensor methods)
 
 from .dispatch import dispatch  # noqa: F401
+from . import viz  # noqa: F401,E402
+from . import nn, optim  # noqa: F401,E402
+from .serialization import save, load  # noqa: F401,E402
 
 
 def is_tensor(obj) -> bool:

@@ -119,7 +119,7 @@ def result_type(*args) -> np.dtype:
     zero_dt = None  # 0-dim tensors
     scalar_cat = -1
     for a in args:
-        if isinstance(a, np.ndarray):
+        if isinstance(a, (np.ndarray, np.generic)):  # a NumPy scalar is a 0-d array
             if a.ndim:
                 dim_dt = a.dtype if dim_dt is None else promote_np(dim_dt, a.dtype)
             else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import dtypes as _dt
 from . import fn as _fn_pkg
 from .fn import elementwise as fn
 from ._state import STATE
@@ -33,9 +34,13 @@ def inplace(self: Tensor, result: Tensor, opname: str) -> Tensor:
         except ValueError:
             raise RuntimeError(f"{opname}: output with shape {list(dst.shape)} doesn't match the "
                                f"broadcast shape {list(src.shape)}") from None
-    if src.dtype != dst.dtype and not np.can_cast(src.dtype, dst.dtype, "same_kind"):
-        raise RuntimeError(f"{opname}: result type {src.dtype} can't be cast to the desired "
-                           f"output type {dst.dtype}")
+    if src.dtype != dst.dtype:
+        if not np.can_cast(src.dtype, dst.dtype, "same_kind"):
+            raise RuntimeError(f"{opname}: result type {src.dtype} can't be cast to the "
+                               f"desired output type {dst.dtype}")
+        result = fn.cast(result, _dt.from_numpy(dst.dtype))  # recorded: tracer sees dtype
+        src = result._data if result._data.shape == dst.shape else \
+            np.broadcast_to(result._data, dst.shape)
     if not dst.flags.writeable:
         raise RuntimeError(f"{opname}: unsupported operation: the tensor is read-only (more "
                            "than one element of it may refer to a single memory location, as "

@@ -160,6 +160,8 @@ class Tensor:
     def retain_grad(self) -> None:
         if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if STATE.tracer is not None:
+            STATE.tracer.on_unsupported("retain_grad inside a compiled function")
         if self.grad_fn is not None:
             self._retains_grad = True
             self.grad_fn.add_retain(self)
@@ -173,6 +175,8 @@ class Tensor:
         replaces the gradient.  Returns a handle with ``remove()``."""
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if STATE.tracer is not None:
+            STATE.tracer.on_unsupported("register_hook inside a compiled function")
         if self.grad_fn is not None:
             return self.grad_fn.add_hook(hook)
         if self._hooks is None:

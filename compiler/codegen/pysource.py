@@ -46,7 +46,7 @@ def python_program(graph: Graph, name: str = "graph") -> CompiledGraph:
         args.append(f"v{v.id}")
     lines = [f"def {name}({', '.join(args)}):"]
     for k, n in enumerate(graph.nodes):
-        lines.append(f"    # {format_node(n)}")
+        lines.append("    # " + format_node(n).replace("\n", " "))
         emit = getattr(n.op, "emit", None)
         if emit is not None:
             lines.extend("    " + ln for ln in emit(n, names, glb))

@@ -68,8 +68,10 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
     if retain_graph is None:
         retain_graph = create_graph
     tracing = STATE.tracer is not None
+    quiet = False  # the compiler recording a backward: user hooks must not run now
     if tracing:
         STATE.tracer.on_backward()
+        quiet = getattr(STATE.tracer, "phase", None) == "backward"
     as_tensors = create_graph or tracing
     F = T if as_tensors else A
 
@@ -137,7 +139,7 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
         while ready:
             node = ready.pop()
             g = node_buf.pop(node)
-            if node.hooks or node.retains:
+            if (node.hooks or node.retains) and not quiet:
                 g = _tensor_hooks(node, g, as_tensors)
             if want_nodes and node in want_nodes:
                 captured[want_nodes[node]] = g if as_tensors else Tensor._make(np.asarray(g))
@@ -183,7 +185,7 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
                         entry[1] = F.add(entry[1], gi)
         # leaves
         for key, (leaf, gl) in leaf_buf.items():
-            if leaf._hooks:
+            if leaf._hooks and not quiet:
                 gl = _call_hooks(leaf._hooks, gl, as_tensors)
             if capture:
                 k = want_leaves.get(key)

@@ -19,14 +19,16 @@ _F32 = np.dtype(np.float32)
 
 def _float(x):
     """Integer/bool arrays become float32 for ops that are defined on floats."""
-    if type(x) is np.ndarray:
+    if isinstance(x, (np.ndarray, np.generic)):  # NumPy scalars keep their dtype
         return x if x.dtype.kind == "f" else x.astype(_F32)
     return float(x)
 
 
 def _is_float(x) -> bool:
     """A float array or a Python float (a Python int or bool is not)."""
-    return x.dtype.kind == "f" if type(x) is np.ndarray else isinstance(x, float)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x.dtype.kind == "f"
+    return isinstance(x, float)
 
 
 class Elementwise(Op):

@@ -1,0 +1,26 @@
+"""Tests for bugs found and fixed; each names the bug it would have caught."""
+
+import numpy as np
+
+import eager
+
+
+def test_zero_dim_float64_backward_stays_float64():
+    """In plain backward, NumPy returns 0-d results as NumPy scalars; result_type once took
+    them for Python scalars and computed where's gradient in float32."""
+    x = eager.tensor(np.array(0.345584192064786), requires_grad=True)
+    p = eager.tensor(np.array(0.41), requires_grad=True)
+    h = eager.where(x > 0, x, p).tanh().tanh()
+    h.backward()
+    h1 = np.tanh(0.345584192064786)
+    h2 = np.tanh(h1)
+    expected = (1 - h2 * h2) * (1 - h1 * h1)
+    assert x.grad.dtype == eager.float64
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-14)
+
+
+def test_numpy_scalars_promote_like_zero_dim_tensors():
+    from eager.dtypes import result_type
+    assert result_type(np.float64(1.0), 0.0) == np.float64
+    assert result_type(np.float32(1.0), np.array([1.0], np.float64)) == np.float64
+    assert result_type(np.int32(1), 2.5) == np.float32
