@@ -29,9 +29,21 @@ from eager.tensor import Tensor
 
 from .ir import Const, Graph, Guard, Node, Value
 
-_PKG_DIRS = tuple(os.path.dirname(os.path.dirname(os.path.abspath(m.__file__))) + os.sep + d
-                  + os.sep for m in (sys.modules["eager"],) for d in ("eager", "compiler"))
+_ROOT = os.path.dirname(os.path.dirname(os.path.realpath(sys.modules["eager"].__file__)))
+_PKG_DIRS = tuple(os.path.join(_ROOT, d) + os.sep for d in ("eager", "compiler"))
 _KINDS = {"bool()": "bool", "item()": "item", "float()": "float", "int()": "int"}
+
+
+_OURS: dict[str, bool] = {}
+
+
+def _is_ours(filename: str) -> bool:
+    """Whether a code file belongs to eager/ or compiler/ (paths may be relative)."""
+    r = _OURS.get(filename)
+    if r is None:
+        full = os.path.realpath(os.path.abspath(filename))
+        r = _OURS[filename] = full.startswith(_PKG_DIRS) or "importlib" in filename
+    return r
 
 
 def user_frame_line() -> str | None:
@@ -39,7 +51,7 @@ def user_frame_line() -> str | None:
     f = sys._getframe(2)
     while f is not None:
         fn = f.f_code.co_filename
-        if not fn.startswith(_PKG_DIRS) and "importlib" not in fn:
+        if not _is_ours(fn):
             return f"{os.path.basename(fn)}:{f.f_lineno} in {f.f_code.co_name}"
         f = f.f_back
     return None
