@@ -53,6 +53,8 @@ class CompiledFunction:
         self.max_traces = int(max_traces)
         self.backend = backend
         functools.update_wrapper(self, fn, updated=())
+        if not hasattr(self, "__name__"):  # functools.partial, callable objects
+            self.__name__ = getattr(type(fn), "__name__", "function")
         try:
             self._argnames = list(inspect.signature(fn).parameters)
         except (TypeError, ValueError):
@@ -140,10 +142,12 @@ class CompiledFunction:
             log.recompiles.info("%s: recompiling: %s", self.__name__, reason)
         return self._trace(key, tensors, args, kwargs, None, reason)
 
-    def _diverged(self, key, variant, prefix, tensors, args, kwargs):
-        log.guards.info("%s: branch outcome %r not traced yet; running eagerly",
-                        self.__name__, prefix[-1])
-        return self._trace(key, tensors, args, kwargs, variant, "new branch outcome")
+    def _diverged(self, key, variant, failed, tensors, args, kwargs):
+        path, index, seen = failed
+        where, kind, expected = path.guards[index]
+        reason = f"branch at {where}: {kind}() was {expected!r}, now {seen!r}"
+        log.guards.info("%s: %s; not traced yet, running eagerly", self.__name__, reason)
+        return self._trace(key, tensors, args, kwargs, variant, reason)
 
     # -- tracing ---------------------------------------------------------------------------
     def _trace(self, key, tensors, args, kwargs, variant, reason):
@@ -159,6 +163,8 @@ class CompiledFunction:
         tracer = Tracer(self.fullgraph)
         for t in tensors:
             tracer.add_input(t)
+        for where, getter in _python_scalars(self.fn):  # values the trace will bake in
+            tracer.guard_value(where, getter, getter())
         STATE.tracer = tracer
         try:
             result = self.fn(*args, **kwargs)
@@ -217,24 +223,16 @@ class CompiledFunction:
 
         # backward programs for differentiable outputs (unless backward ran inside)
         diff_sources, diff_tensors = [], []
-        rg = tracer.entry_rg
-        if not tracer.has_backward:
-            for i in slots:
-                if rg[id(tensors[i])]:
-                    diff_sources.append(("arg", i))
-                    diff_tensors.append(tensors[i])
-            for t, _ in tracer.lifted:
-                if rg[id(t)]:
-                    diff_sources.append(("lifted", t))
-                    diff_tensors.append(t)
-        bw_specs = []
-        for t in outs:
-            if diff_tensors and t.requires_grad and t.grad_fn is not None:
-                bw_specs.append(_trace_backward(tracer, t, diff_tensors))
-            elif tracer.has_backward and t.requires_grad and t.grad_fn is not None:
-                bw_specs.append(FREED)
-            else:
-                bw_specs.append(None)
+        rg = tracer.entry_rg  # tensors that required grad on entry get gradients
+        for i in slots:
+            if rg[id(tensors[i])]:
+                diff_sources.append(("arg", i))
+                diff_tensors.append(tensors[i])
+        for t, _ in tracer.lifted:
+            if rg[id(t)]:
+                diff_sources.append(("lifted", t))
+                diff_tensors.append(t)
+        bw_specs = [_output_backward(tracer, t, diff_tensors) for t in outs]
         if tracer.unsupported:
             raise GraphBreak("; ".join(tracer.unsupported))
 
@@ -247,13 +245,9 @@ class CompiledFunction:
         writebacks = list(tracer.writebacks.values())
         wb_specs = []  # a tensor written in place that now hangs in the graph (x.add_(w))
         for t, _ in writebacks:
-            if t.requires_grad and t.grad_fn is not None and not tracer.has_backward:
-                if rg.get(id(t)):
-                    raise GraphBreak("an in-place write to an input that requires grad")
-                wb_specs.append(_trace_backward(tracer, t, diff_tensors) if diff_tensors
-                                else None)
-            else:
-                wb_specs.append(None)
+            if t.requires_grad and t.grad_fn is not None and rg.get(id(t)):
+                raise GraphBreak("an in-place write to an input that requires grad")
+            wb_specs.append(_output_backward(tracer, t, diff_tensors))
         grad_writes = tracer.grad_writes()
         fwd_outputs = list(out_vals)
         wb = []
@@ -293,8 +287,8 @@ class CompiledFunction:
 
         backwards = [backward_program(b) for b in bw_specs]
         wb_backwards = [backward_program(b) for b in wb_specs]
-        outcomes = tuple(n.params["expected"] for n in tracer.nodes
-                         if n.op.name == "guard")
+        guard_nodes = [n for n in tracer.nodes if n.op.name == "guard"]
+        outcomes = tuple(n.params["expected"] for n in guard_nodes)
         pre = Preconditions([(t, rg[id(t)]) for t, _ in tracer.lifted],
                             [ref(lf) for lf, _ in tracer.grad_inputs],
                             [ref(lf) for lf in tracer.grad_none], tracer.py_guards, same)
@@ -305,8 +299,58 @@ class CompiledFunction:
                     grad_writes=gw,
                     saved_slots=sorted(saved_index.values()), backwards=backwards,
                     diff_sources=diff_sources, has_random=tracer.has_random,
-                    breaks_where=None)
+                    guards=[(n.params["where"], n.params["kind"], n.params["expected"])
+                            for n in guard_nodes])
         return path, pre
+
+
+_SCALARS = (int, float, bool, str, type(None))
+_MISSING = object()
+
+
+def _python_scalars(fn) -> list:
+    """(where, getter) for the scalars ``fn`` reads from its globals and closure cells: a
+    trace bakes them in, so each becomes a guard."""
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    out = []
+    glb = fn.__globals__
+    for name in code.co_names:
+        if type(glb.get(name)) in _SCALARS:
+            out.append((f"global {name}", lambda n=name: glb.get(n, _MISSING)))
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            continue
+        if type(v) in _SCALARS:
+            out.append((f"closure variable {name}", lambda c=cell: _cell(c)))
+    return out
+
+
+def _cell(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _MISSING
+
+
+def _output_backward(tracer: Tracer, t: Tensor, diff_tensors: list):
+    """What a replayed output needs for autograd: None (no graph), FREED (a backward inside
+    the function freed its graph, so a second backward must raise, as in eager), or the
+    recorded backward graph."""
+    if not (t.requires_grad and t.grad_fn is not None):
+        return None
+    if not diff_tensors:
+        return FREED if tracer.has_backward else None
+    try:
+        return _trace_backward(tracer, t, diff_tensors)
+    except RuntimeError as e:
+        if tracer.has_backward and "second time" in str(e):
+            return FREED
+        raise
 
 
 def _trace_backward(tracer: Tracer, out: Tensor, diff_tensors: list):
@@ -325,11 +369,11 @@ def _trace_backward(tracer: Tracer, out: Tensor, diff_tensors: list):
     try:
         grads = autograd.grad([out], diff_tensors, grad_outputs=[g], retain_graph=True,
                               allow_unused=True)
-    finally:
+    finally:  # what this recorded is the backward graph, never part of the forward
         STATE.tracer = None
         tracer.phase = "forward"
-    nodes = tracer.nodes[start:]
-    del tracer.nodes[start:]
+        nodes = tracer.nodes[start:]
+        del tracer.nodes[start:]
     if len(tracer.lifted) != n_lifted:
         tracer.on_unsupported("the backward read tensors the forward did not")
     defined = {gv.id}

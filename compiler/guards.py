@@ -119,10 +119,12 @@ class Preconditions:
     """Per-trace guards checked before replay: lifted tensors' metadata, ``.grad`` state
     at entry, Python values, and arguments that were the same tensor when traced."""
 
-    __slots__ = ("lifted", "grad_inputs", "grad_none", "py", "same_args", "empty")
+    __slots__ = ("lifted", "lifted_ids", "grad_inputs", "grad_none", "py", "same_args",
+                 "empty")
 
     def __init__(self, lifted, grad_inputs, grad_none, py_guards, same_args):
         self.lifted = [(t, t._data.shape, t._data.dtype, rg) for t, rg in lifted]
+        self.lifted_ids = {id(t) for t, _ in lifted}
         self.grad_inputs = []  # (ref, shape, dtype); refs: ("arg", i) or ("obj", tensor)
         for r in grad_inputs:
             g = r[1]._grad if r[0] == "obj" else None
@@ -163,6 +165,10 @@ class Preconditions:
         for i, j in self.same_args:
             if tensors[i] is not tensors[j]:
                 return f"arguments {i} and {j} were the same tensor"
+        if self.lifted_ids:
+            for i, t in enumerate(tensors):
+                if id(t) in self.lifted_ids:
+                    return f"argument {i} is a tensor the function also reads directly"
         return None
 
 

@@ -56,7 +56,7 @@ class Const(Op):
     differentiable = False
 
     def forward(value):
-        return value
+        return value.copy()  # a graph output must not alias the constant across calls
 
 
 class Guard(Op):

@@ -94,7 +94,7 @@ class Path:
     def __init__(self, *, graph, program, outcomes, input_slots, lifted, grad_inputs,
                  out_spec, n_outputs, writebacks, wb_backwards, grad_writes, saved_slots,
                  backwards,
-                 diff_sources, has_random, breaks_where):
+                 diff_sources, has_random, guards):
         self.graph = graph
         self.program = program
         self.outcomes = outcomes          # tuple of guard outcomes along this path
@@ -110,7 +110,7 @@ class Path:
         self.backwards = backwards        # per user output: BackwardProgram or None
         self.diff_sources = diff_sources  # ("arg", i) / ("lifted", tensor) in target order
         self.has_random = has_random
-        self.breaks_where = breaks_where
+        self.guards = guards              # (where, kind, expected) per branch guard
         self.hits = 0
         # one output tensor, nothing written back, no grad node: the common inference call
         self.simple = (out_spec == ("out", 0) and not writebacks and not grad_writes
@@ -218,7 +218,8 @@ class Variant:
         self.last = path
 
     def run(self, tensors):
-        """(path, outputs) of a path whose guards all pass, or (None, prefix) on divergence."""
+        """(path, outputs) of a path whose guards all pass, or (None, (path, guard index,
+        outcome seen)) when no recorded path took that outcome."""
         path = self.last
         state = None
         while True:
@@ -234,5 +235,5 @@ class Variant:
                 if state is not None:
                     generator().bit_generator.state = state
                 if nxt is None or nxt is path:
-                    return None, prefix
+                    return None, (path, e.index, e.seen)
                 path = nxt

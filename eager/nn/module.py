@@ -148,15 +148,14 @@ class Module:
     def __getattr__(self, name: str):
         d = self.__dict__
         if "_parameters" in d:
-            p = d["_parameters"]
-            if name in p:
-                return p[name]
-            b = d["_buffers"]
-            if name in b:
-                return b[name]
-            m = d["_modules"]
-            if name in m:
-                return m[name]
+            for store in (d["_parameters"], d["_buffers"], d["_modules"]):
+                if name in store:
+                    value = store[name]
+                    if STATE.tracer is not None:  # a trace holds on to this very object
+                        STATE.tracer.guard_value(
+                            f"{type(self).__name__}@{id(self):x}.{name} is the same object",
+                            lambda s=store: id(s.get(name)), id(value))
+                    return value
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name: str, value) -> None:

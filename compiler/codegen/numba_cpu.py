@@ -1,0 +1,329 @@
+"""The numba backend: fused elementwise groups become ``@numba.njit`` kernels.
+
+``numba_program(graph)`` runs :func:`compiler.passes.fusion.fuse`, writes one kernel
+module per fused node (``FusedElementwise`` and ``FusedReduction``), and generates the
+program with :func:`.pysource.python_program`: fused nodes write their own lines (the
+``emit`` hook), every other node (matmul, unfused reductions, shape ops, guards) is one
+call of its op's forward as before.
+
+A kernel = scalar core + loop template
+    The core (:mod:`.scalar`) is one line per IR node, the node as a comment above it,
+    with every external input loaded as ``a0, a1, ..`` and internal values named
+    ``t0, t1, ..`` by position in the group — never by IR ids or source lines, so the
+    text (the cache key) depends only on the computation.  The loop template
+    (:mod:`.loops`) is a nest over the output's merged dimensions with broadcast inputs
+    indexed 0; sizes come from the output array's shape at run time.  A module holds a
+    serial ``kernel`` and a ``kernel_par`` (prange); the program calls the serial one
+    below :data:`.loops.PARALLEL_MIN` elements (:data:`BLAS_PARALLEL_MIN` in programs
+    that call BLAS), and above it whichever has lately been faster (:class:`Adaptive`:
+    on a busy machine prange launches wait for time slices).  Modules are loaded through
+    :func:`runtime.cache.load_module` (memory + disk cache; Numba's ``cache=True``
+    applies), so another trace with the same pattern, even of another shape, reuses
+    the compiled kernel.  The kernel is compiled for the exact argument types when the
+    program is built, so a compile error raises here (the front end then falls back to
+    eager with a warning), not during a later call.
+
+Operands
+    Inputs that are not C-contiguous (transposed views, expanded broadcasts that were not
+    absorbed) are copied once with ``np.ascontiguousarray`` before the call; the values a
+    fused kernel produced are known to be C-contiguous and are passed as they are.
+
+Output buffers
+    Small outputs are ``np.empty``.  An output of at least :data:`REUSE_MIN_BYTES` keeps
+    the array it returned last time in a slot of the program; at the next call the array
+    is reused when ``sys.getrefcount`` shows that the slot holds the only reference —
+    nobody (no tensor, no view: NumPy views reference their base array, no saved tensor,
+    no pending write-back) can see it any more, so writing it is indistinguishable from
+    writing a fresh ``np.empty`` that happened to get the same memory.  If the user kept
+    the previous result, a fresh array is allocated (and the slot moves to it).  This
+    avoids the page faults of fresh large outputs (128 MB for 32M float32), which
+    otherwise dominate memory-bound kernels.  The reference count the check expects is
+    measured once at import, the same way the generated code reads it.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numba
+import numpy as np
+from numba import types as nbt
+
+from eager.ops import reduce as _R
+from runtime.cache import load_module
+
+from ..ir import Graph, Node, Value
+from ..passes.fusion import FusedElementwise, FusedReduction, fuse
+from . import loops, scalar
+from .pysource import CompiledGraph, _literal, python_program
+
+#: outputs of at least this many bytes reuse their previous buffer when nobody holds it
+REUSE_MIN_BYTES = 1 << 16
+
+#: in a program that also calls BLAS, kernels go parallel only from this size: BLAS and
+#: Numba's OpenMP threads both spin-wait after their parallel regions, and on a 2-core
+#: machine a prange kernel next to a matmul then waits for a time slice (measured: MLP
+#: train step 0.9 ms with serial kernels, 8-40 ms with prange ones at 200k elements)
+BLAS_PARALLEL_MIN = 1 << 22
+_BLAS_MODULES = ("eager.ops.linalg",)
+
+
+def _measure_refcount() -> int:
+    """``sys.getrefcount`` of a slot's array read the way generated programs read it."""
+    glb = {"__rc": sys.getrefcount}
+    exec("def probe(S):\n    o = S[0]\n    return __rc(o)\n", glb)  # noqa: S102
+    return glb["probe"]([np.empty(1)])
+
+
+_FREE_RC = _measure_refcount()
+
+
+class Adaptive:
+    """Call a kernel's serial or prange variant, whichever has lately been faster.
+
+    A prange launch wins on an idle machine (GELU 1M float32: 0.4 ms against 0.76 ms
+    serial), but when other processes hold the cores its threads wait for time slices
+    (medians of 8 ms measured for the same call).  Each call is timed (the first call of
+    each variant, which starts threads or touches cold code, is not); the estimate of
+    the variant used is an exponential average; the other variant is tried again after
+    ``retry`` calls, and ``retry`` doubles (up to 1024) each time it is still slower, so
+    exploring costs little either way.  Used for kernels of at least
+    :data:`.loops.PARALLEL_MIN` elements only (a timed Python call costs ~0.5 us).
+    """
+
+    __slots__ = ("__weakref__", "countdown", "cur", "est", "fns", "retry", "runs")
+
+    def __init__(self, serial, parallel):
+        self.fns = (serial, parallel)
+        self.est = [0.0, 0.0]   # seconds per call (exponential average)
+        self.runs = [0, 0]      # calls of each; the first one (warm-up) is not timed
+        self.cur = 1            # start parallel; the serial variant is tried next
+        self.retry = 1
+        self.countdown = 2
+
+    def __call__(self, *args):
+        cur = self.cur
+        k = cur
+        self.countdown -= 1
+        if self.countdown <= 0:          # try the other variant once
+            k = 1 - cur
+        t0 = time.perf_counter()
+        self.fns[k](*args)
+        dt = time.perf_counter() - t0
+        runs, est = self.runs, self.est
+        runs[k] += 1
+        if runs[k] == 2:
+            est[k] = dt
+        elif runs[k] > 2:
+            est[k] += (dt - est[k]) * 0.25
+        if k != cur:
+            if runs[k] > 1 and runs[cur] > 1:
+                if est[k] < est[cur]:    # the other one is faster now
+                    self.cur = k
+                    self.retry = 1
+                else:
+                    self.retry = min(self.retry * 2, 1024)
+            self.countdown = self.retry + 1
+
+    @property
+    def variant(self) -> str:
+        return ("serial", "parallel")[self.cur]
+
+
+class Launch:
+    """How a lowered fused node calls its kernel."""
+
+    __slots__ = ("contig", "fn", "index", "name", "outs", "shape_arg", "source")
+
+    def __init__(self, index, fn, name, source, contig, outs, shape_arg=None):
+        self.index = index
+        self.fn = fn            # the Numba dispatcher, or an Adaptive (serial + prange)
+        self.name = name
+        self.source = source
+        self.contig = contig    # per input: known C-contiguous (skip ascontiguousarray)
+        self.outs = outs        # per output: (shape, dtype, reuse buffer)
+        self.shape_arg = shape_arg  # reductions: the loop shape, passed last
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _emit(node, names, glb):
+    """Program lines of a lowered fused node (the pysource ``emit`` hook)."""
+    L: Launch = node.params["launch"]
+    k = L.index
+    glb["__rc"] = sys.getrefcount
+    glb["__empty"] = np.empty
+    glb["__contig"] = np.ascontiguousarray
+    glb[f"K{k}"] = L.fn
+    args = [names[v.id] if c else f"__contig({names[v.id]})"
+            for v, c in zip(node.inputs, L.contig)]
+    lines = []
+    single = len(L.outs) == 1
+    outs = []
+    for m, (shape, dt, reuse) in enumerate(L.outs):
+        o = f"v{node.out.id}" if single else f"o{k}_{m}"
+        glb[f"D{k}_{m}"] = dt
+        alloc = f"__empty({shape!r}, D{k}_{m})"
+        if reuse:
+            slot = f"S{k}_{m}"
+            glb[slot] = [None]
+            lines.append(f"{o} = {slot}[0]")
+            lines.append(f"if __rc({o}) != {_FREE_RC}: {o} = {slot}[0] = {alloc}")
+        else:
+            lines.append(f"{o} = {alloc}")
+        outs.append(o)
+    extra = []
+    if L.shape_arg is not None:
+        glb[f"SH{k}"] = L.shape_arg
+        extra.append(f"SH{k}")
+    lines.append(f"K{k}({', '.join(args + outs + extra)})")
+    if not single:
+        lines.append(f"v{node.out.id} = ({', '.join(outs)},)")
+    names[node.out.id] = f"v{node.out.id}"
+    return lines
+
+
+class FusedKernel(FusedElementwise):
+    """A fused node lowered to a Numba kernel call (``launch`` param)."""
+    abstract = True
+    name = "fused_kernel"
+    emit = _emit
+
+
+class FusedReduceKernel(FusedReduction):
+    """A fused reduction lowered to a Numba kernel call (``launch`` param)."""
+    abstract = True
+    name = "fused_reduce_kernel"
+    emit = _emit
+
+
+# -- kernel source ---------------------------------------------------------------------
+
+def _canon(x, names) -> str:
+    return names[x.id] if type(x) is Value else repr(x)
+
+
+def core_source(body: Graph, nodes=None, outputs=None) -> tuple:
+    """(core lines, output variable names) of a fused body (or of its first ``nodes``
+    computing ``outputs``); inputs are ``a0, a1, ..``."""
+    nodes = body.nodes if nodes is None else nodes
+    outputs = body.outputs if outputs is None else outputs
+    names = {v.id: f"a{k}" for k, v in enumerate(body.inputs)}
+    lines = []
+    for j, n in enumerate(nodes):
+        args = [_canon(a, names) for a in n.inputs]
+        args += [f"{key}={val!r}" for key, val in n.params.items() if _literal(val)
+                 or isinstance(val, np.dtype)]
+        target = f"t{j}"
+        lines.append(f"# {target}: {n.out.dtype} = {n.op.name}({', '.join(args)})")
+        lines.extend(scalar.emit(n, names, target))
+        names[n.out.id] = target
+    return lines, [names[v.id] for v in outputs]
+
+
+def _reduction(red, count_dtype=None) -> loops.Reduction:
+    """Accumulator code for a reduction node (eager's dtypes; sums accumulate in float64
+    or int64 — at least as accurate as NumPy's pairwise float32 sum)."""
+    src, out = red.inputs[0].dtype, red.out.dtype
+    if red.op in (_R.Sum, _R.Mean):
+        if src.kind == "f":
+            x = "{x}" if src == scalar.F64 else "np.float64({x})"
+            final = "{acc} / {count}" if red.op is _R.Mean else "{acc}"
+            return loops.Reduction("0.0", "radd({acc}, " + x + ")",
+                                   scalar.cast(f"({final})", scalar.F64, out))
+        return loops.Reduction("0", "{acc} + np.int64({x})",
+                               scalar.cast("{acc}", scalar.I64, out))
+    big = red.op is _R.Amax
+    if src.kind == "f":   # llvm.maximum/minimum: NaN-propagating, vectorizable
+        init = scalar.literal(-np.inf if big else np.inf, src)
+        return loops.Reduction(init, ("rmax" if big else "rmin") + "({acc}, {x})", "{acc}")
+    info = np.iinfo(src)
+    init = scalar.literal(info.min if big else info.max, src)
+    cmp = ">" if big else "<"
+    return loops.Reduction(init, f"({{x}} if {{x}} {cmp} {{acc}} else {{acc}})", "{acc}")
+
+
+def kernel_module_source(body: Graph, loop_shape: tuple, reduce: bool = False) -> str:
+    doc = ", ".join(f"a{k}: {v.dtype}" for k, v in enumerate(body.inputs))
+    doc = f"inputs {doc}" if doc else ""
+    if not reduce:
+        core, out_vars = core_source(body)
+        p = loops.plan(loop_shape, [v.shape for v in body.inputs])
+        return loops.module_source(p, core, out_vars, len(body.inputs), doc=doc)
+    red = body.nodes[-1]
+    v = red.inputs[0]
+    core, out_vars = core_source(body, body.nodes[:-1], [v])
+    split = red.params["dim"][0]
+    p = loops.plan(loop_shape, [w.shape for w in body.inputs], split=split)
+    doc += f"\nthen {red.op.name} over dimensions {tuple(red.params['dim'])} of {v.dtype}"
+    return loops.module_source(p, core, out_vars, len(body.inputs), doc=doc,
+                               reduction=_reduction(red))
+
+
+def _array_type(dt: np.dtype, ndim: int):
+    return nbt.Array(numba.from_dtype(dt), ndim, "C")
+
+
+def _lower(node: Node, index: int, contiguous: set, parallel_min: int) -> tuple:
+    body = node.params["graph"]
+    reduce = node.op is FusedReduction
+    loop_shape = body.nodes[-1].inputs[0].shape if reduce else body.outputs[0].shape
+    source = kernel_module_source(body, loop_shape, reduce)
+    mod = load_module(source, prefix="dgk")
+    size = int(np.prod(loop_shape))
+    parallel = size >= parallel_min
+    if reduce:   # parallel over the kept dimensions only
+        kept = int(np.prod(loop_shape[:body.nodes[-1].params["dim"][0]]))
+        parallel = parallel and kept >= 2
+    contig = [v.id in contiguous for v in node.inputs]
+    sig = [_array_type(v.dtype, len(v.shape) if c else max(1, len(v.shape)))
+           for v, c in zip(node.inputs, contig)]
+    outs = []
+    for v in body.outputs:
+        sig.append(_array_type(v.dtype, len(v.shape)))
+        nbytes = int(np.prod(v.shape)) * v.dtype.itemsize
+        outs.append((tuple(v.shape), v.dtype, nbytes >= REUSE_MIN_BYTES))
+    shape_arg = None
+    if reduce:
+        shape_arg = tuple(int(d) for d in loop_shape)
+        sig.append(nbt.UniTuple(nbt.int64, len(shape_arg)))
+    mod.kernel.compile(tuple(sig))
+    fn = mod.kernel
+    if parallel:
+        mod.kernel_par.compile(tuple(sig))
+        fn = Adaptive(mod.kernel, mod.kernel_par)
+    name = f"{mod.__name__}.{'kernel + kernel_par' if parallel else 'kernel'}"
+    launch = Launch(index, fn, name, source, contig, outs, shape_arg)
+    params = dict(node.params)
+    params["launch"] = launch
+    op = FusedReduceKernel if reduce else FusedKernel
+    return Node(op, node.inputs, params, node.out, node.where), launch
+
+
+def numba_program(graph: Graph, name: str = "graph", *,
+                  parallel_min: int = loops.PARALLEL_MIN) -> CompiledGraph:
+    """Compile ``graph`` with fused Numba kernels (see the module doc)."""
+    fused = fuse(graph)
+    if any(getattr(n.op, "__module__", "") in _BLAS_MODULES for n in fused.nodes):
+        parallel_min = max(parallel_min, BLAS_PARALLEL_MIN)
+    contiguous: set = set()
+    new_nodes = []
+    kernels = []
+    k = 0
+    for n in fused.nodes:
+        if n.op is FusedElementwise or n.op is FusedReduction:
+            n, launch = _lower(n, k, contiguous, parallel_min)
+            k += 1
+            kernels.append((launch.name, launch.source))
+            if len(launch.outs) == 1 or n.op is FusedReduceKernel:
+                contiguous.add(n.out.id)
+            else:
+                body = n.params["graph"]
+                tuple_outs = {v.id for v in body.outputs}
+                contiguous.update(tuple_outs)
+        new_nodes.append(n)
+    lowered = Graph(fused.inputs, new_nodes, fused.outputs)
+    prog = python_program(lowered, name)
+    return CompiledGraph(prog.fn, prog.source, kernels)

@@ -1,0 +1,437 @@
+"""Fusion: group maximal convex sets of elementwise nodes into ``FusedElementwise`` nodes.
+
+Which nodes fuse
+    Nodes whose op is elementwise (``op.elementwise``, which includes ``Cast``) and that
+    :func:`compiler.codegen.scalar.supports` can write for a Numba kernel (known op,
+    dtypes bool/int/float32/float64, literal params).  All members of a group have the
+    same output shape, the group's *loop shape*; their inputs may be anything that
+    broadcasts to it.  An ``Expand`` feeding a group is absorbed (the group reads the
+    unexpanded value with broadcast indexing instead of a materialized copy).
+
+Convexity and maximality
+    Nodes are visited in order; a fusible node joins the union of its producers' groups
+    when the union stays convex — no path leaves the group and comes back into it (it
+    would make the group both before and after an outside node).  If the union is not
+    convex it tries each producer group alone, else starts a new group.  Then groups
+    of the same loop shape that read a common input are merged when convex (sibling
+    fusion: the input is read once).  Convexity is checked with ancestor/descendant
+    bitsets: ``anc(U) & desc(U) - U`` must be empty.
+
+Effects and guards
+    Guards split fusion regions: a group never contains nodes on both sides of a guard,
+    so no computation moves across the point where a guard runs.  Random ops are chained
+    (each depends on the previous effect) so that the new order keeps their order, and
+    so the generator is drawn in eager's order.  The new node order is a topological
+    order of the units (groups and single nodes) that takes units by first position.
+
+Representation
+    A group becomes one node ``FusedElementwise(*external_inputs, graph=body)``; ``body``
+    is a :class:`ScalarGraph` — an ordinary :class:`~compiler.ir.Graph` whose inputs are
+    the group's external input Values, whose nodes are the member nodes (unchanged, in
+    order) and whose outputs are the group outputs: members used outside the group or
+    returned by the graph.  Other members live only inside the kernel (registers).  The
+    IR stays single-output: a one-output group's node defines that Value itself; a
+    group with k > 1 outputs defines a tuple value (dtype ``object``, shape ``(k,)``)
+    followed by ``TupleGet(t, index=i)`` nodes that define the original Values.
+    ``FusedElementwise.forward`` evaluates the body with NumPy (``run_graph``), so the
+    interpreter and the python backend run fused graphs too; the numba backend replaces
+    it with a generated kernel.
+
+Reductions
+    A ``sum``/``mean``/``amax``/``amin`` over the trailing dimensions whose input is
+    computed by a group, and that is the only user of the group's values, joins the
+    group: the node becomes ``FusedReduction(*inputs, graph=body)`` whose body ends with
+    the reduction; the kernel accumulates while it computes the prologue, whose values
+    are never written to memory.
+
+Fusion is not in :data:`compiler.passes.PASSES`: ``optimize`` is backend-independent and
+only the numba backend profits from it, so :func:`compiler.codegen.numba_cpu.numba_program`
+calls :func:`fuse` itself.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from eager.ops import reduce as _R
+from eager.ops.base import Op
+from eager.ops.shape import Expand
+
+from ..ir import Graph, Guard, Node, Value, run_graph
+from .dce import dce
+
+#: single-node groups smaller than this stay NumPy calls (a ufunc is as good as a kernel
+#: there; larger ones get parallel loops and buffer reuse)
+SINGLETON_MIN = 32768
+
+
+class ScalarGraph(Graph):
+    """The body of a fused node; prints as a short summary inside a node's params."""
+
+    def __repr__(self) -> str:
+        return f"<{len(self.nodes)} ops: {' '.join(n.op.name for n in self.nodes)}>"
+
+    def __str__(self) -> str:
+        return Graph.__str__(self)
+
+
+class FusedElementwise(Op):
+    """A fused group of elementwise nodes; ``graph`` is its :class:`ScalarGraph`.
+
+    Returns the single output array, or an object array holding the outputs (read with
+    :class:`TupleGet`) when the group has several.
+    """
+    abstract = True
+    name = "fused"
+    differentiable = False
+
+    def forward(*arrays, graph):
+        outs = run_graph(graph, *arrays)
+        if len(outs) == 1:
+            return outs[0]
+        t = np.empty(len(outs), dtype=object)
+        for i, o in enumerate(outs):
+            t[i] = o
+        return t
+
+
+class FusedReduction(Op):
+    """A fused group whose last body node is a reduction (sum, mean, amax, amin over the
+    trailing dimensions) of the value the rest of the body computes elementwise."""
+    abstract = True
+    name = "fused_reduce"
+    differentiable = False
+
+    def forward(*arrays, graph):
+        return run_graph(graph, *arrays)[0]
+
+
+_REDUCTIONS = (_R.Sum, _R.Mean, _R.Amax, _R.Amin)
+
+
+def reduction_ok(n: Node) -> bool:
+    """A reduction a kernel can compute after an elementwise prologue: over trailing
+    dimensions, of a supported dtype (mean of floats; amax/amin of numbers)."""
+    from ..codegen.scalar import DTYPES
+    if n.op not in _REDUCTIONS or n.out is None or type(n.inputs[0]) is not Value:
+        return False
+    v = n.inputs[0]
+    dims = n.params.get("dim")
+    nd = len(v.shape)
+    if not dims or tuple(dims) != tuple(range(nd - len(dims), nd)):
+        return False
+    if v.dtype not in DTYPES or n.out.dtype not in DTYPES:
+        return False
+    if n.op is _R.Mean:
+        return v.dtype.kind == "f" and n.out.dtype == v.dtype
+    if n.op is _R.Sum:
+        return (v.dtype.kind == "f") == (n.out.dtype.kind == "f")
+    return v.dtype.kind in "iuf" and n.out.dtype == v.dtype
+
+
+class TupleGet(Op):
+    """Output ``index`` of a multi-output fused node."""
+    abstract = True
+    name = "tuple_get"
+    differentiable = False
+
+    def forward(t, index):
+        return t[index]
+
+    def emit(node, names, glb):
+        out = f"v{node.out.id}"
+        names[node.out.id] = out
+        return [f"{out} = {names[node.inputs[0].id]}[{node.params['index']}]"]
+
+
+def _is_effect(n: Node) -> bool:
+    return n.op is Guard or getattr(n.op, "random", False)
+
+
+def fusible(n: Node) -> bool:
+    from ..codegen import scalar
+    if n.out is None or not getattr(n.op, "elementwise", False) or _is_effect(n):
+        return False
+    return scalar.supports(n)
+
+
+class _Group:
+    __slots__ = ("anc", "bits", "desc", "gid", "members", "seg", "shape")
+
+    def __init__(self, gid, i, anc, desc, shape, seg):
+        self.gid = gid
+        self.members = [i]
+        self.bits = 1 << i
+        self.anc = anc
+        self.desc = desc
+        self.shape = shape
+        self.seg = seg
+
+
+def _convex(bits: int, anc: int, desc: int) -> bool:
+    return (anc & desc & ~bits) == 0
+
+
+def fuse(graph: Graph, singleton_min: int = SINGLETON_MIN) -> Graph:
+    """Return a graph where fusible groups are :class:`FusedElementwise` nodes."""
+    nodes = graph.nodes
+    n_nodes = len(nodes)
+    prod: dict = {}
+    for i, n in enumerate(nodes):
+        if n.out is not None:
+            prod[n.out.id] = i
+
+    # dependencies (with effect-chain edges), guard segments, ancestors/descendants
+    parents: list = []
+    seg: list = []
+    s = 0
+    last_effect = None
+    for i, n in enumerate(nodes):
+        ps = []
+        for v in n.values():
+            p = prod.get(v.id)
+            if p is not None and p not in ps:
+                ps.append(p)
+        if _is_effect(n):
+            if last_effect is not None and last_effect not in ps:
+                ps.append(last_effect)
+            last_effect = i
+        parents.append(ps)
+        if n.op is Guard:
+            s += 1
+        seg.append(s)
+    anc = [0] * n_nodes
+    for i in range(n_nodes):
+        a = 0
+        for p in parents[i]:
+            a |= anc[p] | (1 << p)
+        anc[i] = a
+    desc = [0] * n_nodes
+    for i in range(n_nodes - 1, -1, -1):
+        d = desc[i] | (1 << i)
+        for p in parents[i]:
+            desc[p] |= d
+    ok = [fusible(n) for n in nodes]
+
+    # vertical: join the producers' groups when convex
+    group_of: list = [None] * n_nodes
+    groups: dict = {}
+    for i, n in enumerate(nodes):
+        if not ok[i]:
+            continue
+        shape = n.out.shape
+        cands = []
+        for p in parents[i]:
+            g = group_of[p]
+            if g is not None and g not in cands and groups[g].shape == shape \
+                    and groups[g].seg == seg[i]:
+                cands.append(g)
+        joined = False
+        trials = [cands] if cands else []
+        if len(cands) > 1:
+            trials += [[g] for g in sorted(cands, key=lambda g: -len(groups[g].members))]
+        for trial in trials:
+            bits, a, d = 1 << i, anc[i], desc[i]
+            for g in trial:
+                G = groups[g]
+                bits |= G.bits
+                a |= G.anc
+                d |= G.desc
+            if _convex(bits, a, d):
+                G = groups[trial[0]]
+                for g in trial[1:]:
+                    H = groups.pop(g)
+                    G.members.extend(H.members)
+                    for m in H.members:
+                        group_of[m] = G.gid
+                G.members.append(i)
+                G.bits, G.anc, G.desc = bits, a, d
+                group_of[i] = G.gid
+                joined = True
+                break
+        if not joined:
+            groups[i] = _Group(i, i, anc[i], desc[i], shape, seg[i])
+            group_of[i] = i
+
+    out_ids = {v.id for v in graph.outputs}
+    consumers: dict = {}
+    for i, n in enumerate(nodes):
+        for v in n.values():
+            consumers.setdefault(v.id, []).append(i)
+
+    # reductions whose input only a group computes (and only they use) join that group
+    reduce_of: dict = {}
+    for r, n in enumerate(nodes):
+        if not reduction_ok(n):
+            continue
+        v = n.inputs[0]
+        p = prod.get(v.id)
+        gid = None if p is None else group_of[p]
+        if gid is None or gid in reduce_of or groups[gid].seg != seg[r]:
+            continue
+        G = groups[gid]
+        members = set(G.members)
+        ok = consumers.get(v.id) == [r] and v.id not in out_ids
+        for m in G.members:
+            mid = nodes[m].out.id
+            if mid != v.id and (mid in out_ids or
+                                any(c not in members for c in consumers.get(mid, []))):
+                ok = False
+        if ok:
+            reduce_of[gid] = r
+
+    # horizontal: merge groups of one loop shape that read a common value
+    readers: dict = {}
+    for gid in list(groups):
+        for m in groups[gid].members:
+            for v in nodes[m].values():
+                readers.setdefault(v.id, [])
+                if gid not in readers[v.id]:
+                    readers[v.id].append(gid)
+    for gids in readers.values():
+        live = []
+        for g in gids:  # follow merges
+            while g not in groups:   # merged away: a group's id is its first node
+                g = group_of[g]
+            if g not in live:
+                live.append(g)
+        for k in range(1, len(live)):
+            A = groups.get(live[0])
+            B = groups.get(live[k])
+            if A is None or B is None or A is B or A.shape != B.shape or A.seg != B.seg \
+                    or A.gid in reduce_of or B.gid in reduce_of:
+                continue
+            bits, a, d = A.bits | B.bits, A.anc | B.anc, A.desc | B.desc
+            if _convex(bits, a, d):
+                A.members.extend(B.members)
+                A.members.sort()
+                for m in B.members:
+                    group_of[m] = A.gid
+                A.bits, A.anc, A.desc = bits, a, d
+                del groups[B.gid]
+
+    # which groups become fused nodes
+    fused = {}
+    for gid, G in groups.items():
+        G.members.sort()
+        if len(G.members) == 1 and gid not in reduce_of:
+            n = nodes[G.members[0]]
+            if int(np.prod(n.out.shape)) < singleton_min or n.op is Expand:
+                continue
+        fused[gid] = G
+    if not fused:
+        return graph
+
+    next_id = 1 + max([v.id for v in graph.inputs] +
+                      [n.out.id for n in nodes if n.out is not None] + [-1])
+
+    # units: fused groups and single nodes, with their new nodes and dependencies
+    unit_of = list(range(n_nodes))
+    for gid, G in fused.items():
+        for m in G.members:
+            unit_of[m] = ("g", gid)
+        if gid in reduce_of:
+            unit_of[reduce_of[gid]] = ("g", gid)
+    unit_nodes: dict = {}
+    unit_key: dict = {}
+    for i, n in enumerate(nodes):
+        u = unit_of[i]
+        if type(u) is int:
+            unit_nodes[u] = [n]
+            unit_key[u] = i
+    for gid, G in fused.items():
+        u = ("g", gid)
+        unit_key[u] = G.members[0]
+        red = nodes[reduce_of[gid]] if gid in reduce_of else None
+        unit_nodes[u], next_id = _build_fused(G, nodes, prod, consumers, out_ids, next_id, red)
+    deps = {u: set() for u in unit_nodes}
+    for i in range(n_nodes):
+        u = unit_of[i]
+        for p in parents[i]:
+            pu = unit_of[p]
+            if pu != u:
+                deps[u].add(pu)
+    # absorbed Expands add reads of the Expand's input
+    for gid in fused:
+        u = ("g", gid)
+        fnode = unit_nodes[u][0]
+        for v in fnode.values():
+            p = prod.get(v.id)
+            if p is not None and unit_of[p] != u:
+                deps[u].add(unit_of[p])
+    order = _toposort(deps, unit_key)
+    new_nodes = [n for u in order for n in unit_nodes[u]]
+    return dce(Graph(graph.inputs, new_nodes, graph.outputs))
+
+
+def _toposort(deps: dict, key: dict) -> list:
+    users: dict = {u: [] for u in deps}
+    count = {}
+    for u, ds in deps.items():
+        count[u] = len(ds)
+        for d in ds:
+            users[d].append(u)
+    heap = [(key[u], i, u) for i, u in enumerate(deps) if count[u] == 0]
+    tie = {u: i for i, u in enumerate(deps)}
+    heapq.heapify(heap)
+    order = []
+    while heap:
+        _, _, u = heapq.heappop(heap)
+        order.append(u)
+        for w in users[u]:
+            count[w] -= 1
+            if count[w] == 0:
+                heapq.heappush(heap, (key[w], tie[w], w))
+    if len(order) != len(deps):
+        raise AssertionError("fusion: the grouped graph has a cycle (a group is not convex)")
+    return order
+
+
+def _build_fused(G: _Group, nodes, prod, consumers, out_ids, next_id, red=None):
+    members = [nodes[m] for m in G.members]
+    member_set = set(G.members)
+    defined = {n.out.id for n in members}
+    body_nodes = []
+    ext: list = []
+    ext_ids = set()
+    absorbed = {}
+
+    def add_ext(v):
+        if v.id not in ext_ids:
+            ext_ids.add(v.id)
+            ext.append(v)
+
+    for n in members:
+        for v in n.values():
+            if v.id in defined or v.id in absorbed:
+                continue
+            p = prod.get(v.id)
+            pn = nodes[p] if p is not None else None
+            if pn is not None and pn.op is Expand and type(pn.inputs[0]) is Value \
+                    and pn.inputs[0].id not in defined \
+                    and len(pn.inputs[0].shape) <= len(G.shape):
+                absorbed[v.id] = pn
+                body_nodes.append(pn)
+                add_ext(pn.inputs[0])
+            else:
+                add_ext(v)
+        body_nodes.append(n)
+    where = members[-1].where
+    if red is not None:
+        body = ScalarGraph(ext, body_nodes + [red], [red.out])
+        return [Node(FusedReduction, ext, {"graph": body}, red.out, red.where)], next_id
+    outs = []
+    for m, n in zip(G.members, members):
+        used_outside = any(c not in member_set for c in consumers.get(n.out.id, []))
+        if used_outside or n.out.id in out_ids:
+            outs.append(n.out)
+    body = ScalarGraph(ext, body_nodes, outs)
+    if len(outs) == 1:
+        return [Node(FusedElementwise, ext, {"graph": body}, outs[0], where)], next_id
+    tup = Value(next_id, (len(outs),), np.dtype(object))
+    new = [Node(FusedElementwise, ext, {"graph": body}, tup, where)]
+    for k, v in enumerate(outs):
+        new.append(Node(TupleGet, [tup], {"index": k}, v, where))
+    return new, next_id + 1
