@@ -9,7 +9,7 @@ somewhere it has not seen.
         return torch.tanh(x * 1.01 + 0.1)
 """
 
-from .api import CompiledFunction, CompileWarning, GraphBreakError, compile, explain, reset
+from .api import CompiledFunction, CompileWarning, GraphBreakError, compile, explain, reset, wait
 
-__all__ = ["compile", "explain", "reset", "CompiledFunction", "GraphBreakError",
+__all__ = ["compile", "explain", "reset", "wait", "CompiledFunction", "GraphBreakError",
            "CompileWarning"]

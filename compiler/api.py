@@ -20,7 +20,7 @@ from eager import autograd
 from eager._state import STATE
 from eager.tensor import Tensor
 
-from . import log
+from . import log, tiers
 from .capture import GraphBreak, Tracer
 from .codegen import compile_graph
 from .explain import Explanation
@@ -82,6 +82,9 @@ class CompiledFunction:
         return dict(self._stats)
 
     def explain(self) -> Explanation:
+        """A readable report of traces, guards, kernels and fallbacks (waits for kernel
+        builds still running in the background)."""
+        tiers.wait()
         return Explanation(self)
 
     def _fallback(self, reason: str, count: bool = True) -> None:
@@ -273,7 +276,9 @@ class CompiledFunction:
         graph = tracer.graph(fwd_outputs)
         check_graph(graph)
         graph = optimize(graph)
-        program = compile_graph(graph, self.backend)
+        # tier 1 at once (generated Python); the numba tier is built in the background
+        first_tier = "python" if self.backend == "numba" else self.backend
+        program = compile_graph(graph, first_tier)
         fwd_for_bw = Graph(tracer.graph([]).inputs, tracer.nodes, [])
 
         def backward_program(spec_b):
@@ -282,7 +287,7 @@ class CompiledFunction:
             bgraph, targets = spec_b
             check_graph(bgraph)
             saved_slots = [saved_index[v.id] for v in bgraph.inputs[1:]]
-            return BackwardProgram(bgraph, compile_graph(optimize(bgraph), self.backend),
+            return BackwardProgram(bgraph, compile_graph(optimize(bgraph), first_tier),
                                    saved_slots, targets, fwd_for_bw)
 
         backwards = [backward_program(b) for b in bw_specs]
@@ -301,7 +306,33 @@ class CompiledFunction:
                     diff_sources=diff_sources, has_random=tracer.has_random,
                     guards=[(n.params["where"], n.params["kind"], n.params["expected"])
                             for n in guard_nodes])
+        if self.backend == "numba":
+            self._upgrade(path, graph)
         return path, pre
+
+    def _upgrade(self, path: Path, graph: Graph) -> None:
+        """Build the fused Numba programs of a path in the background and swap them in."""
+        name = self.__name__
+        stats = self._stats
+        bws = [b for b in path.backwards + path.wb_backwards
+               if isinstance(b, BackwardProgram)]
+
+        def job():
+            t0 = time.perf_counter()
+            fwd = compile_graph(graph, "numba")
+            built = [(b, compile_graph(optimize(b.graph), "numba")) for b in bws]
+            path.program = fwd
+            for b, p in built:
+                b.program = p
+            stats["compile_seconds"] += time.perf_counter() - t0
+            log.kernels.info("%s: fused kernels ready (%d)", name, len(fwd.kernels))
+
+        def on_error(exc):
+            tiers.warn(f"{name}: building fused kernels failed ({type(exc).__name__}: {exc}); "
+                       "this trace keeps running as generated Python", CompileWarning)
+            self._fallback_reasons.append(f"kernels not built: {type(exc).__name__}: {exc}")
+
+        tiers.submit(job, on_error)
 
 
 _SCALARS = (int, float, bool, str, type(None))
@@ -475,6 +506,11 @@ def explain(fn, *args, **kwargs) -> Explanation:
     cf(*args, **kwargs)
     cf(*args, **kwargs)
     return cf.explain()
+
+
+def wait(timeout: float | None = None) -> bool:
+    """Block until every fused-kernel build running in the background is done."""
+    return tiers.wait(timeout)
 
 
 def reset() -> None:

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from eager._state import STATE
 from eager.autograd.node import Node
 from eager.dispatch import dispatch
-from eager.ops.base import A, Op, T
+from eager.ops.base import A, Op
 from eager.ops.factory import generator
 from eager.tensor import Tensor
 

@@ -6,30 +6,32 @@
     y.backward()
     x.grad          # tensor([2., 4., 6.])
 """
+# ruff: noqa: F401, F403, E402, I001
+# Order matters: the op set registers first, the public functions next, Tensor methods
+# are bound from them, and nn/optim/viz build on all of it.
 
-from . import ops as _ops  # noqa: F401  (registers the op set first)
-from . import autograd  # noqa: F401
-from .dtypes import (DType as dtype, bool_ as bool, float16, float32, float64, int8, int16,  # noqa
-                     int32, int64, uint8)
-from .dtypes import float16 as half, float32 as float, float64 as double  # noqa: F401
-from .dtypes import int32 as int, int64 as long  # noqa: F401
-from .tensor import Tensor, Size, device  # noqa: F401
-from .autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
-                       is_grad_enabled, is_inference_mode_enabled)
-from .fn.elementwise import *  # noqa: F401,F403
-from .fn.reduce import *  # noqa: F401,F403
-from .fn.shape import *  # noqa: F401,F403
-from .fn.index import *  # noqa: F401,F403
-from .fn.linalg import *  # noqa: F401,F403
-from .fn.elementwise import abs, pow, round  # noqa: F401
-from .fn.reduce import sum  # noqa: F401
-from .factories import *  # noqa: F401,F403
-from . import methods as _methods  # noqa: F401  (binds Tensor methods)
-
-from .dispatch import dispatch  # noqa: F401
-from . import viz  # noqa: F401,E402
-from . import nn, optim  # noqa: F401,E402
-from .serialization import save, load  # noqa: F401,E402
+from . import ops as _ops
+from . import autograd
+from .dtypes import DType as dtype
+from .dtypes import bool_ as bool
+from .dtypes import float16, float32, float64, int8, int16, int32, int64, uint8
+from .dtypes import float16 as half, float32 as float, float64 as double
+from .dtypes import int32 as int, int64 as long
+from .tensor import Size, Tensor, device
+from .autograd import (enable_grad, inference_mode, is_grad_enabled,
+                       is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .fn.elementwise import *
+from .fn.reduce import *
+from .fn.shape import *
+from .fn.index import *
+from .fn.linalg import *
+from .fn.elementwise import abs, pow, round
+from .fn.reduce import sum
+from .factories import *
+from . import methods as _methods
+from .dispatch import dispatch
+from . import nn, optim, viz
+from .serialization import load, save
 
 
 def is_tensor(obj) -> bool:

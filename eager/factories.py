@@ -13,7 +13,7 @@ from ._state import STATE
 from .dispatch import dispatch
 from .fn.args import norm_shape
 from .ops import factory as _f
-from .ops.factory import manual_seed, initial_seed  # noqa: F401  (re-exported)
+from .ops.factory import initial_seed, manual_seed  # noqa: F401  (re-exported)
 from .tensor import Tensor
 
 

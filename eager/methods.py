@@ -11,8 +11,8 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import fn as _fn_pkg
-from .fn import elementwise as fn
 from ._state import STATE
+from .fn import elementwise as fn
 from .tensor import Tensor
 
 

@@ -158,7 +158,8 @@ def to_dot(tensor: Tensor, params: dict | None = None, show_constants: bool = Fa
         if it.shape is not None:
             meta = f"\n{_fmt_shape(it.shape)} {_fmt_dtype(it.dtype)}"
         if it.kind == "op":
-            attrs = f'shape=box, style="rounded,filled", fillcolor="#e8e8e8", label={_q(it.label + meta)}'
+            attrs = ('shape=box, style="rounded,filled", fillcolor="#e8e8e8", '
+                     f"label={_q(it.label + meta)}")
         elif it.kind == "leaf":
             t = it.obj
             title = it.label or ("leaf" if t.requires_grad else "tensor")
@@ -172,7 +173,7 @@ def to_dot(tensor: Tensor, params: dict | None = None, show_constants: bool = Fa
     root = items[0]
     if root.kind == "op":
         lines.append(f'  out [shape=box, style=filled, fillcolor="#fff2a8", '
-                     f'label={_q("output" + chr(10) + _fmt_shape(root.shape) + " " + _fmt_dtype(root.dtype))}];')
+                     f'label={_q(_output_label(root))}];')
     for it in items:
         multi = len(it.inputs) > 1
         for i, child in it.inputs:
@@ -233,3 +234,7 @@ def print_graph(tensor: Tensor, file=None, params: dict | None = None,
                            child_pre + ("   " if last else "│  ")))
         stack.extend(reversed(pushed))
     print("\n".join(lines), file=out)
+
+
+def _output_label(root) -> str:
+    return "output\n" + _fmt_shape(root.shape) + " " + _fmt_dtype(root.dtype)

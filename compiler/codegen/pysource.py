@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from eager.dispatch import promote
+
 from ..ir import Graph, Guard, GuardFailed, Value, format_node, outcome
 
 

@@ -83,7 +83,8 @@ class Function:
                             f"{type(out).__name__}")
         if STATE.grad_enabled and any(ctx.needs_input_grad) and \
                 out not in ctx._non_differentiable:
-            op = type(f"{cls.__name__}", (_CustomOp,), {"abstract": True, "grad_name": cls.__name__})
+            op = type(cls.__name__, (_CustomOp,),
+                      {"abstract": True, "grad_name": cls.__name__})
             res = Tensor._make(out._data, True)
             res.grad_fn = Node(op, args, {"function": cls, "ctx": ctx}, res)
             return res

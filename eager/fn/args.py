@@ -6,7 +6,6 @@ import numpy as np
 
 from ..tensor import Tensor, _wrap_dim
 
-
 # -- argument normalization -------------------------------------------------------------
 
 def as_tensor_arg(x):

@@ -48,7 +48,9 @@ def div(input, other, *, rounding_mode=None):
             else dispatch(_ew.Floor, dispatch(_ew.Div, input, other))
     if rounding_mode == "trunc":
         q = dispatch(_ew.Trunc, dispatch(_ew.Div, input, other))
-        return q if _is_float(input, other) else dispatch(_ew.Cast, q, dtype=_result_np(input, other))
+        if _is_float(input, other):
+            return q
+        return dispatch(_ew.Cast, q, dtype=_result_np(input, other))
     raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                      f"found '{rounding_mode}'")
 
@@ -197,7 +199,8 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 def equal(input, other) -> bool:
     """True if both tensors have the same shape and elements."""
-    return tuple(input.shape) == tuple(other.shape) and bool(np.array_equal(input._data, other._data))
+    return tuple(input.shape) == tuple(other.shape) and \
+        bool(np.array_equal(input._data, other._data))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:

@@ -261,6 +261,3 @@ class Roll(Op):
         shifts = tuple(-s for s in node.params["shifts"])
         return (F.roll(g, shifts=shifts, dims=node.params["dims"]),)
 
-
-# the indexing ops (basic_index is the backward of cat/stack) register with the shape ops
-from . import index as _index  # noqa: F401

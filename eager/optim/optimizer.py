@@ -15,8 +15,8 @@ from itertools import chain
 
 import numpy as np
 
-from ..autograd.grad_mode import enable_grad, no_grad
 from .._state import STATE
+from ..autograd.grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
 
 __all__ = ["Optimizer", "required"]

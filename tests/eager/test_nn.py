@@ -486,7 +486,8 @@ def test_dropout_draws_through_dispatch():
     assert any(OPS[n].random for n in seen)
 
 
-@pytest.mark.parametrize("name,kwargs", [("ReLU", {}), ("GELU", {}), ("GELU", {"approximate": "tanh"}),
+@pytest.mark.parametrize("name,kwargs", [("ReLU", {}), ("GELU", {}),
+                                         ("GELU", {"approximate": "tanh"}),
                                          ("Tanh", {}), ("Sigmoid", {}), ("SiLU", {}),
                                          ("Softmax", {"dim": 1}), ("LogSoftmax", {"dim": -1}),
                                          ("LeakyReLU", {"negative_slope": 0.1}), ("ELU", {}),

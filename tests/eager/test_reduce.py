@@ -428,7 +428,8 @@ def test_methods_and_call_forms():
     close(x.norm(p=None), np.sqrt((a * a).sum()))
     close(x.norm(dtype=eager.float32), np.sqrt((a * a).sum()), rtol=1e-6)
     close(x.softmax(1, dtype=eager.float32), x.softmax(1)._data, rtol=1e-6)
-    close(x.cumsum(dim=0, dtype=eager.float32), np.cumsum(a, 0), rtol=1e-6)
+    # float32 partial sums that cancel near zero: relative error alone is no measure
+    close(x.cumsum(dim=0, dtype=eager.float32), np.cumsum(a, 0), rtol=1e-6, atol=1e-6)
     assert x.argmax(keepdim=True).shape == (1, 1)
     assert x.all().item() is True and T([0, 1]).all(0).item() is False
     assert eager.sum(x).item() == pytest.approx(a.sum())
