@@ -225,7 +225,7 @@ class Variant:
             if path.has_random and state is None:
                 state = generator().bit_generator.state
             try:
-                outs = path.program(*path.arrays(tensors))
+                outs = path.program.fn(*path.arrays(tensors))
                 self.last = path
                 return path, outs
             except GuardFailed as e:

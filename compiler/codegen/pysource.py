@@ -37,6 +37,12 @@ def _literal(x) -> bool:
     return x is None or t in (int, bool, str) or (t is tuple and all(_literal(e) for e in x))
 
 
+def _casts(n) -> bool:
+    """Whether dtype promotion would cast any argument of ``n`` (dtypes are static)."""
+    args = [np.empty(a.shape, a.dtype) if type(a) is Value else a for a in n.inputs]
+    return any(p is not a for p, a in zip(promote(args), args))
+
+
 def python_program(graph: Graph, name: str = "graph") -> CompiledGraph:
     glb = {"__GuardFailed": GuardFailed, "__outcome": outcome, "__promote": promote,
            "__asarray": np.asarray, "__ndarray": np.ndarray}
@@ -80,11 +86,12 @@ def python_program(graph: Graph, name: str = "graph") -> CompiledGraph:
         out = f"v{n.out.id}"
         names[n.out.id] = out
         call_args = ", ".join(ins)
-        if n.op.promotes:
+        if n.op.promotes and _casts(n):
             call_args = f"*__promote([{call_args}])"
         call = f"{fname}({', '.join([call_args] + params) if call_args else ', '.join(params)})"
         lines.append(f"    {out} = {call}")
-        lines.append(f"    if type({out}) is not __ndarray: {out} = __asarray({out})")
+        if not n.out.shape:  # NumPy returns 0-d results as scalars
+            lines.append(f"    if type({out}) is not __ndarray: {out} = __asarray({out})")
     lines.append(f"    return [{', '.join(names[v.id] for v in graph.outputs)}]")
     source = "\n".join(lines) + "\n"
     exec(compile(source, f"<dyngraph {name}>", "exec"), glb)
