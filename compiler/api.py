@@ -27,7 +27,7 @@ from .explain import Explanation
 from .guards import Preconditions, describe_key_change, flatten
 from .ir import Graph, check_graph
 from .passes import optimize
-from .program import FREED, BackwardProgram, Path, Variant
+from .program import FREED, BackwardProgram, Path, Variant, resolve
 
 _EAGER = "eager"  # cache value: this key runs eagerly
 _ALL: list = []   # weak registry for compiler.reset()
@@ -128,7 +128,7 @@ class CompiledFunction:
         return self._trace(key, tensors, args, kwargs, None, reason)
 
     def _replay_failed(self, key, exc, args, kwargs):
-        if self.fullgraph:
+        if self.fullgraph or getattr(exc, "after_writes", False):
             raise exc
         warnings.warn(f"{self.__name__}: replaying a compiled trace failed "
                       f"({type(exc).__name__}: {exc}); this key runs eagerly from now on",
@@ -168,6 +168,8 @@ class CompiledFunction:
             tracer.add_input(t)
         for where, getter in _python_scalars(self.fn):  # values the trace will bake in
             tracer.guard_value(where, getter, getter())
+        # where the function can reach tensors: a lifted one found there is guarded
+        reachable = [(w, g, id(g())) for w, g in _tensor_paths(self.fn)]
         STATE.tracer = tracer
         try:
             result = self.fn(*args, **kwargs)
@@ -184,6 +186,11 @@ class CompiledFunction:
             self._fallback(self._always_eager, count=False)  # counted above
             return result
         t0 = time.perf_counter()
+        lifted_ids = {id(t) for t, _ in tracer.lifted}
+        for where, getter, ident in reachable:
+            if ident in lifted_ids:
+                tracer.guard_value(f"{where} is the same tensor",
+                                   lambda g=getter: id(g()), ident)
         try:
             path, pre = self._build(tracer, tensors, result)
         except GraphBreak as e:
@@ -307,10 +314,15 @@ class CompiledFunction:
                     guards=[(n.params["where"], n.params["kind"], n.params["expected"])
                             for n in guard_nodes])
         if self.backend == "numba":
-            self._upgrade(path, graph)
+            inputs_of = {id(t): v for t, v in tracer.lifted}
+            for i in slots:
+                inputs_of[id(tensors[i])] = tracer.inputs[i]
+            inplace = {fwd_outputs[k].id: inputs_of[id(resolve(r, tensors))]
+                       for r, k in wb if id(resolve(r, tensors)) in inputs_of}
+            self._upgrade(path, graph, inplace)
         return path, pre
 
-    def _upgrade(self, path: Path, graph: Graph) -> None:
+    def _upgrade(self, path: Path, graph: Graph, inplace: dict) -> None:
         """Build the fused Numba programs of a path in the background and swap them in."""
         name = self.__name__
         stats = self._stats
@@ -319,7 +331,7 @@ class CompiledFunction:
 
         def job():
             t0 = time.perf_counter()
-            fwd = compile_graph(graph, "numba")
+            fwd = compile_graph(graph, "numba", inplace)
             built = [(b, compile_graph(optimize(b.graph), "numba")) for b in bws]
             path.program = fwd
             for b, p in built:
@@ -359,6 +371,45 @@ def _python_scalars(fn) -> list:
         if type(v) in _SCALARS:
             out.append((f"closure variable {name}", lambda c=cell: _cell(c)))
     return out
+
+
+def _tensor_paths(fn) -> list:
+    """(where, getter) for tensors reachable from ``fn`` by a short path: attributes of a
+    bound ``self``, referenced globals, closure cells and the attributes of objects in
+    them.  A trace reads lifted tensors by identity; these paths let it notice when one is
+    rebound to another tensor between calls."""
+    out = []
+    self_obj = getattr(fn, "__self__", None)
+    func = getattr(fn, "__func__", fn)
+    if self_obj is not None and not _is_module(self_obj):
+        _attr_paths("self", self_obj, out)
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return out
+    glb = func.__globals__
+    for name in code.co_names:
+        v = glb.get(name)
+        if isinstance(v, Tensor):
+            out.append((f"global {name}", lambda n=name: glb.get(n)))
+    for name, cell in zip(code.co_freevars, func.__closure__ or ()):
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(v, Tensor):
+            out.append((f"closure variable {name}", lambda c=cell: _cell(c)))
+        elif not _is_module(v):
+            _attr_paths(name, v, out)
+    return out
+
+
+def _attr_paths(label, obj, out) -> None:
+    d = getattr(obj, "__dict__", None)
+    if type(d) is not dict or isinstance(obj, type) or callable(obj):
+        return
+    for name, v in d.items():
+        if isinstance(v, Tensor):
+            out.append((f"{label}.{name}", lambda n=name: d.get(n)))
 
 
 def _cell(cell):

@@ -132,7 +132,8 @@ class Path:
             return Tensor._make(outs[0])
         for (r, k), bw in zip(self.writebacks, self.wb_backwards):
             t = resolve(r, tensors)
-            np.copyto(t._data, outs[k], casting="unsafe")
+            if outs[k] is not t._data:  # else the kernel already wrote into t's storage
+                np.copyto(t._data, outs[k], casting="unsafe")
             t._version[0] += 1
             if bw is not None:
                 self._attach(t, bw, outs, tensors)
@@ -228,7 +229,7 @@ class Variant:
                 outs = path.program.fn(*path.arrays(tensors))
                 self.last = path
                 return path, outs
-            except GuardFailed as e:
+            except GuardFailed as e:  # raised before any in-place write (guards come first)
                 prefix = path.outcomes[:e.index] + (e.seen,)
                 nxt = self.tree.get(prefix)
                 if state is not None:
@@ -236,3 +237,7 @@ class Variant:
                 if nxt is None or nxt is path:
                     return None, (path, e.index, e.seen)
                 path = nxt
+            except Exception as e:
+                # a program that may have written into inputs cannot be rerun eagerly
+                e.after_writes = path.program.writes_inputs
+                raise

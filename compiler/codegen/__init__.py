@@ -13,7 +13,9 @@ from ..ir import Graph, run_graph
 from .pysource import CompiledGraph, python_program
 
 
-def compile_graph(graph: Graph, backend: str = "numba") -> CompiledGraph:
+def compile_graph(graph: Graph, backend: str = "numba", inplace=None) -> CompiledGraph:
+    """``inplace``: output value id -> the input Value it replaces (write-backs), which the
+    numba backend may compute straight into the input's array."""
     if backend == "eager":
         return CompiledGraph(lambda *arrays: run_graph(graph, *arrays),
                              "# interpreted by compiler.ir.run_graph\n" + str(graph), [])
@@ -24,5 +26,5 @@ def compile_graph(graph: Graph, backend: str = "numba") -> CompiledGraph:
             from .numba_cpu import numba_program
         except ImportError:  # fusion backend not available yet
             return python_program(graph)
-        return numba_program(graph)
+        return numba_program(graph, inplace=inplace)
     raise ValueError(f"unknown backend {backend!r}; expected 'numba', 'python' or 'eager'")

@@ -53,7 +53,7 @@ from numba import types as nbt
 from eager.ops import reduce as _R
 from runtime.cache import load_module
 
-from ..ir import Graph, Node, Value
+from ..ir import Graph, Guard, Node, Value
 from ..passes.fusion import FusedElementwise, FusedReduction, fuse
 from . import loops, scalar
 from .pysource import CompiledGraph, _literal, python_program
@@ -134,7 +134,7 @@ class Adaptive:
 class Launch:
     """How a lowered fused node calls its kernel."""
 
-    __slots__ = ("contig", "fn", "index", "name", "outs", "shape_arg", "source")
+    __slots__ = ("contig", "fn", "index", "inplace", "name", "outs", "shape_arg", "source")
 
     def __init__(self, index, fn, name, source, contig, outs, shape_arg=None):
         self.index = index
@@ -144,6 +144,7 @@ class Launch:
         self.contig = contig    # per input: known C-contiguous (skip ascontiguousarray)
         self.outs = outs        # per output: (shape, dtype, reuse buffer)
         self.shape_arg = shape_arg  # reductions: the loop shape, passed last
+        self.inplace = None         # name of an input whose array the output may overwrite
 
     def __repr__(self) -> str:
         return self.name
@@ -166,7 +167,11 @@ def _emit(node, names, glb):
         o = f"v{node.out.id}" if single else f"o{k}_{m}"
         glb[f"D{k}_{m}"] = dt
         alloc = f"__empty({shape!r}, D{k}_{m})"
-        if reuse:
+        if L.inplace is not None:  # a write-back computed straight into its target
+            src = L.inplace
+            lines.append(f"{o} = {src} if {src}.flags.c_contiguous and {src}.flags.writeable "
+                         f"else {alloc}")
+        elif reuse:
             slot = f"S{k}_{m}"
             glb[slot] = [None]
             lines.append(f"{o} = {slot}[0]")
@@ -302,9 +307,38 @@ def _lower(node: Node, index: int, contiguous: set, parallel_min: int) -> tuple:
     return Node(op, node.inputs, params, node.out, node.where), launch
 
 
+def _inplace_ok(nodes: list, i: int, src, outputs: list) -> bool:
+    """Whether node ``i`` may write its output into ``src``'s array: nothing after it (no
+    node, no guard) reads ``src`` or a view of it, and no graph output is one of those."""
+    node = nodes[i]
+    if node.op is not FusedKernel or len(node.params["graph"].outputs) != 1:
+        return False
+    body = node.params["graph"]
+    out = body.outputs[0]
+    if not any(v.id == src.id and v.shape == out.shape and v.dtype == out.dtype
+               for v in node.inputs):
+        return False
+    aliases = {src.id}
+    for n in nodes:  # values that may share src's memory (views of it)
+        if getattr(n.op, "view", False) and n.inputs and getattr(n.inputs[0], "id", None) \
+                in aliases:
+            aliases.add(n.out.id)
+    if any(v.id in aliases for v in outputs):
+        return False
+    for n in nodes[i + 1:]:
+        if n.op is Guard or any(getattr(v, "id", None) in aliases for v in n.inputs):
+            return False
+    return sum(v.id == node.out.id for v in outputs) == 1
+
+
 def numba_program(graph: Graph, name: str = "graph", *,
-                  parallel_min: int = loops.PARALLEL_MIN) -> CompiledGraph:
-    """Compile ``graph`` with fused Numba kernels (see the module doc)."""
+                  parallel_min: int = loops.PARALLEL_MIN, inplace=None) -> CompiledGraph:
+    """Compile ``graph`` with fused Numba kernels (see the module doc).
+
+    ``inplace`` maps an output value's id to the input Value it replaces (a write-back):
+    where safe (:func:`_inplace_ok`) the kernel computes that output into the input's
+    array, sparing a separate copy.
+    """
     fused = fuse(graph)
     if any(getattr(n.op, "__module__", "") in _BLAS_MODULES for n in fused.nodes):
         parallel_min = max(parallel_min, BLAS_PARALLEL_MIN)
@@ -324,6 +358,13 @@ def numba_program(graph: Graph, name: str = "graph", *,
                 tuple_outs = {v.id for v in body.outputs}
                 contiguous.update(tuple_outs)
         new_nodes.append(n)
+    for i, n in enumerate(new_nodes):
+        src = (inplace or {}).get(n.out.id) if n.out is not None else None
+        if src is not None and _inplace_ok(new_nodes, i, src, fused.outputs):
+            n.params["launch"].inplace = f"v{src.id}"
     lowered = Graph(fused.inputs, new_nodes, fused.outputs)
     prog = python_program(lowered, name)
-    return CompiledGraph(prog.fn, prog.source, kernels)
+    out = CompiledGraph(prog.fn, prog.source, kernels)
+    out.writes_inputs = any(n.params["launch"].inplace is not None for n in new_nodes
+                            if n.op is FusedKernel)
+    return out

@@ -18,12 +18,13 @@ from ..ir import Graph, Guard, GuardFailed, Value, format_node, outcome
 class CompiledGraph:
     """A callable program with its generated source and the kernels it uses."""
 
-    __slots__ = ("fn", "source", "kernels", "__weakref__")
+    __slots__ = ("fn", "source", "kernels", "writes_inputs", "__weakref__")
 
     def __init__(self, fn, source: str, kernels: list):
         self.fn = fn
         self.source = source
         self.kernels = kernels
+        self.writes_inputs = False  # computes write-backs straight into input arrays
 
     def __call__(self, *arrays):
         return self.fn(*arrays)
@@ -38,9 +39,19 @@ def _literal(x) -> bool:
 
 
 def _casts(n) -> bool:
-    """Whether dtype promotion would cast any argument of ``n`` (dtypes are static)."""
+    """Whether ``n`` needs PyTorch's promotion applied before its forward (dtypes are
+    static).  A ufunc op whose NumPy result type already equals PyTorch's (float32 * bool)
+    computes the mixed types itself, without a cast copy."""
     args = [np.empty(a.shape, a.dtype) if type(a) is Value else a for a in n.inputs]
-    return any(p is not a for p, a in zip(promote(args), args))
+    promoted = promote(args)
+    if all(p is a for p, a in zip(promoted, args)):
+        return False
+    if n.op.ufunc is not None:
+        try:
+            return np.result_type(*args) != n.out.dtype
+        except TypeError:
+            return True
+    return True
 
 
 def python_program(graph: Graph, name: str = "graph") -> CompiledGraph:

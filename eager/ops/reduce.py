@@ -280,8 +280,30 @@ def _shifted(a, axis):
     """``a - max`` along ``axis`` with non-finite maxima replaced by 0, and the shift."""
     m = np.amax(a, axis=axis, keepdims=True) if a.size else np.zeros(
         keep_shape(a.shape, axis if isinstance(axis, tuple) else (axis,)), a.dtype)
-    m = np.where(np.isfinite(m), m, 0).astype(a.dtype, copy=False)
+    if not np.isfinite(m).all():
+        m = np.where(np.isfinite(m), m, 0).astype(a.dtype, copy=False)
     return a - m, m
+
+
+class _quiet_if_nonfinite:
+    """``np.errstate`` costs microseconds: only inf/nan inputs can warn here, so only
+    then silence them (a finite maximum keeps ``a - max <= 0``: no overflow, sums >= 1)."""
+
+    __slots__ = ("a", "cm")
+
+    def __init__(self, a):
+        self.a = a
+        self.cm = None
+
+    def __enter__(self):
+        if not np.isfinite(self.a).all():
+            self.cm = np.errstate(divide="ignore", invalid="ignore", over="ignore")
+            self.cm.__enter__()
+
+    def __exit__(self, *exc):
+        if self.cm is not None:
+            self.cm.__exit__(*exc)
+        return False
 
 
 class Logsumexp(Op):
@@ -310,7 +332,7 @@ class Softmax(Op):
     def forward(a, dim):
         if a.ndim == 0:
             return np.ones_like(a)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        with _quiet_if_nonfinite(a):
             z, _ = _shifted(a, dim)
             e = np.exp(z)
             return (e / np.sum(e, axis=dim, keepdims=True)).astype(a.dtype, copy=False)
@@ -330,7 +352,7 @@ class LogSoftmax(Op):
     def forward(a, dim):
         if a.ndim == 0:
             return np.zeros_like(a)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        with _quiet_if_nonfinite(a):
             z, _ = _shifted(a, dim)
             lse = np.log(np.sum(np.exp(z), axis=dim, keepdims=True))
             return (z - lse).astype(a.dtype, copy=False)

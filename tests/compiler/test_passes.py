@@ -85,7 +85,7 @@ def same(a, b):
 
 def test_pass_order_has_dce_last_and_no_fusion():
     names = [p.__name__ for p in PASSES]
-    assert names == ["constfold", "cse", "dce"]
+    assert names == ["simplify", "constfold", "cse", "dce"]
     assert "fuse" not in names  # fusion is the numba backend's own step
     assert passes.optimize is optimize
 
@@ -288,3 +288,29 @@ def test_random_graphs_keep_their_values(seed):
     check_graph(g2)
     ins = [b.env[v.id] for v in g.inputs]
     same(run_graph(g2, *ins), run_graph(g, *ins))
+
+
+# -- simplify --------------------------------------------------------------------------------
+
+def test_simplify_drops_noop_reshapes_and_casts_and_keeps_results():
+    from compiler.ir import Graph, Node, Value, check_graph, run_graph
+    from compiler.passes.simplify import simplify
+    from eager.ops import elementwise as ew
+    from eager.ops import shape as sh
+
+    x = Value(0, (2, 3), np.float32)
+    r = Value(1, (2, 3), np.float32)   # reshape to its own shape: a no-op
+    c = Value(2, (2, 3), np.float32)   # cast to its own dtype: a no-op
+    y = Value(3, (2, 3), np.float32)
+    z = Value(4, (3, 2), np.float32)   # a real reshape: kept
+    g = Graph([x], [Node(sh.Reshape, [x], {"shape": (2, 3)}, r),
+                    Node(ew.Cast, [r], {"dtype": np.dtype(np.float32)}, c),
+                    Node(ew.Mul, [c, 2.0], {}, y),
+                    Node(sh.Reshape, [y], {"shape": (3, 2)}, z)], [z, c])
+    s = simplify(g)
+    check_graph(s)
+    assert [n.op.name for n in s.nodes] == ["mul", "reshape"]
+    assert s.outputs[1] is x  # an output that was a no-op of the input is the input
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for got, want in zip(run_graph(s, a), run_graph(g, a)):
+        np.testing.assert_array_equal(got, want)

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import compiler
 import eager as torch
 from compiler import CompileWarning, compile
 from eager.tensor import Tensor
@@ -268,6 +269,10 @@ def check_program(spec, backend):
                 raise AssertionError(f"{ctx}: {type(e).__name__}: {e}") from e
         fell_back = [str(w.message) for w in rec if issubclass(w.category, CompileWarning)]
         assert not fell_back, f"{ctx}: the compiler fell back: {fell_back}"
+        if backend == "numba":  # later calls run the fused kernels, not tier 1
+            compiler.wait()
+            failed = [r for r in cf.explain().fallbacks if "kernel" in r]
+            assert not failed, f"{ctx}: fused kernels failed to build: {failed}"
         # a float64 value computed through float32 ops is float32-accurate only
         mixed = RTOL[np.dtype(np.float32)] if dt != spec["dtype"] else None
         _close(hc, he, f"output h, {ctx}", mixed)

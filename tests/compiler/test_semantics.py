@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import pytest
 
+import compiler
 import eager as torch
 from compiler import CompileWarning, GraphBreakError, compile
 from eager.tensor import Tensor
@@ -127,6 +128,10 @@ class Twin:
         compile_warnings = [str(w.message) for w in rec
                             if issubclass(w.category, CompileWarning)]
         assert not compile_warnings, f"the compiler fell back: {compile_warnings}"
+        if self.cf.backend == "numba":  # later calls run the fused kernels, not tier 1
+            compiler.wait()
+            failed = [r for r in self.cf.explain().fallbacks if "kernel" in r]
+            assert not failed, f"fused kernels failed to build: {failed}"
         if no_grad:
             with torch.no_grad():
                 out_e = self.fe(*ae, **ke)
@@ -215,6 +220,24 @@ class TestLifted:
             out_e = tw.fe(tw.state_e[0])
             assert_same(out_c, out_e)
             assert_same(tw.state_c, tw.state_e)
+
+    def test_tensor_attribute_rebound_between_calls(self, backend):
+        """A bound method of a plain object reading ``self.w``: rebinding ``obj.w`` to a
+        new tensor between calls must be seen (as for Module parameters)."""
+        class Scaler:
+            def __init__(self):
+                self.w = t([2.0, 2.0])
+
+            def forward(self, x):
+                return x * self.w
+
+        obj = Scaler()
+        cf = compile(obj.forward, backend=backend)
+        x = t([1.0, 3.0])
+        cf(x)
+        cf(x)
+        obj.w = t([5.0, 7.0])
+        assert_same(cf(x), obj.forward(x))
 
     def test_module_state_rebound_in_forward(self, backend):
         """A module that keeps state by rebinding a buffer in forward
