@@ -110,9 +110,11 @@ class CompiledFunction:
         if entry is _EAGER:
             self._fallback("this key's trace could not be compiled")
             return self.fn(*args, **kwargs)
-        for variant in entry:
+        for k, variant in enumerate(entry):
             pre = variant.pre
             if pre.empty or pre.failure(tensors) is None:
+                if k:  # the variant that matched goes first: one precondition check next time
+                    entry.insert(0, entry.pop(k))
                 try:
                     path, outs = variant.run(tensors)
                 except Exception as e:  # nothing visible happened yet: eager is safe
