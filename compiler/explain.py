@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .guards import _leaves, _name
 from .ir import Guard
 
 
@@ -65,11 +66,11 @@ def _trace_info(key, variant, path, reason, argnames) -> dict:
     args_key, kw_key, grad_mode = key
     guards = [f"grad mode enabled == {grad_mode}"]
     leaves = []
-    _leaves(args_key, [], leaves)
+    _leaves(args_key, (), leaves)
     for name, sub in kw_key:
-        _leaves(sub, [name], leaves)
+        _leaves(sub, (name,), leaves)
     for p, k in leaves:
-        label = _label(p, argnames)
+        label = _name(p, argnames)
         if k[0] == "T":
             guards.append(f"{label}: tensor shape {k[1]}, dtype {np.dtype(k[2])}, "
                           f"requires_grad={k[3]}")
@@ -81,7 +82,7 @@ def _trace_info(key, variant, path, reason, argnames) -> dict:
         text = repr(value)
         guards.append(f"{where} == {text}" if len(text) <= 60 else f"{where} unchanged")
     for kind, obj in variant.pre.grad_none:
-        what = _label([obj], argnames) if kind == "arg" else \
+        what = _name((obj,), argnames) if kind == "arg" else \
             f"lifted tensor {list(obj._data.shape)}"
         guards.append(f".grad of {what} is None")
     lifted = [f"{list(t._data.shape)} {t._data.dtype} requires_grad={t.requires_grad}"
@@ -95,25 +96,3 @@ def _trace_info(key, variant, path, reason, argnames) -> dict:
     return {"reason": reason, "hits": path.hits, "guards": guards, "lifted": lifted,
             "branches": branches, "graph": path.program.source,
             "writebacks": len(path.writebacks) + len(path.grad_writes), "kernels": kernels}
-
-
-def _leaves(k, path, out):
-    if k[0] in ("tuple", "list"):
-        for i, sub in enumerate(k[1]):
-            _leaves(sub, path + [i], out)
-    elif k[0] == "dict":
-        for name, sub in k[1]:
-            _leaves(sub, path + [name], out)
-    else:
-        out.append((path, k))
-
-
-def _label(path, argnames) -> str:
-    if not path:
-        return "args"
-    head = path[0]
-    if isinstance(head, int):
-        label = f"arg {head}" + (f" ({argnames[head]})" if head < len(argnames) else "")
-    else:
-        label = f"kwarg {head}"
-    return label + "".join(f"[{p}]" for p in path[1:])

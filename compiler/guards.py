@@ -94,6 +94,7 @@ def _short(k) -> str:
 
 
 def _leaves(k, path, out):
+    """(path, leaf key) for every leaf of an argument key, in argument order."""
     if k[0] in ("tuple", "list"):
         for i, sub in enumerate(k[1]):
             _leaves(sub, path + (i,), out)
@@ -105,6 +106,7 @@ def _leaves(k, path, out):
 
 
 def _name(path, names) -> str:
+    """``arg 0 (x)[1]`` for a path into the arguments (a tuple of indices and names)."""
     if not path:
         return "args"
     head = path[0]

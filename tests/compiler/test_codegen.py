@@ -17,29 +17,14 @@ import compiler
 import eager
 import eager.nn.functional as F
 from compiler import compile
-from compiler.capture import Tracer
 from compiler.codegen import loops, numba_cpu
 from compiler.codegen.numba_cpu import numba_program
 from compiler.ir import check_graph, run_graph
 from compiler.passes.fusion import FusedElementwise, fuse
-from eager._state import STATE
 from runtime import cache
+from tests.graphs import trace
 
 E = eager
-
-
-def trace(fn, *arrays):
-    ts = [eager.tensor(a) for a in arrays]
-    tr = Tracer()
-    for t in ts:
-        tr.add_input(t)
-    STATE.tracer = tr
-    try:
-        outs = fn(*ts)
-    finally:
-        STATE.tracer = None
-    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
-    return tr.graph([tr.value_of(o) for o in outs]), [o._data for o in outs]
 
 
 def close(got, want, what="", atol=None):

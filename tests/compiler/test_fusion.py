@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 
 import eager
-from compiler.capture import Tracer
 from compiler.codegen import compile_graph
-from compiler.ir import Graph, Guard, Node, Value, check_graph, run_graph, run_node
+from compiler.ir import Guard, Node, Value, check_graph, run_graph
 from compiler.passes.dce import dce
 from compiler.passes.fusion import (
     FusedElementwise,
@@ -21,59 +20,11 @@ from compiler.passes.fusion import (
     fuse,
     fusible,
 )
-from eager._state import STATE
 from eager.ops import elementwise as E
 from eager.ops import factory as Fa
 from eager.ops import reduce as R
 from eager.ops import shape as S
-
-
-def trace(fn, *arrays):
-    ts = [eager.tensor(a) for a in arrays]
-    tr = Tracer()
-    for t in ts:
-        tr.add_input(t)
-    STATE.tracer = tr
-    try:
-        outs = fn(*ts)
-    finally:
-        STATE.tracer = None
-    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
-    return tr.graph([tr.value_of(o) for o in outs]), [o._data for o in outs]
-
-
-class Builder:
-    def __init__(self):
-        self.inputs, self.nodes, self.env, self.n = [], [], {}, 0
-
-    def _value(self, arr):
-        v = Value(self.n, arr.shape, arr.dtype)
-        self.n += 1
-        return v
-
-    def input(self, arr):
-        arr = np.asarray(arr)
-        v = self._value(arr)
-        self.inputs.append(v)
-        self.env[v.id] = arr
-        return v
-
-    def __call__(self, op, *inputs, **params):
-        n = Node(op, inputs, params, None)
-        out = run_node(n, self.env)
-        if op is Guard:
-            self.nodes.append(n)
-            return None
-        n.out = self._value(out)
-        self.env[n.out.id] = out
-        self.nodes.append(n)
-        return n.out
-
-    def graph(self, *outputs):
-        return Graph(self.inputs, self.nodes, list(outputs))
-
-    def arrays(self):
-        return [self.env[v.id] for v in self.inputs]
+from tests.graphs import Builder, trace
 
 
 def groups(g):
