@@ -362,8 +362,8 @@ def _python_scalars(fn) -> list:
         return []
     out = []
     glb = fn.__globals__
-    for name in code.co_names:
-        if type(glb.get(name)) in _SCALARS:
+    for name in code.co_names:  # co_names also holds attribute names: real globals only
+        if name in glb and type(glb[name]) in _SCALARS:
             out.append((f"global {name}", lambda n=name: glb.get(n, _MISSING)))
     for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
         try:
