@@ -24,6 +24,7 @@ from ..fn.index import gather as _gather
 from ..fn.index import index_select as _index_select
 from ..fn.reduce import sum as _sum
 from ..ops import factory as _fac
+from ..ops import loss as _loss
 from ..ops import shape as _shp
 
 __all__ = ["batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits",
@@ -476,6 +477,10 @@ def _class_index_loss(logp, target, weight, ignore_index, reduction, label_smoot
         raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no "
                            f"classes but got weight tensor of shape: {list(weight.shape)}")
 
+    if nd == 2 and weight is None and label_smoothing == 0.0 and reduction != "none":
+        # the common classifier case: one op (and one for its gradient)
+        return dispatch(_loss.NllLoss, logp, target, ignore_index=int(ignore_index),
+                        reduction=reduction)
     valid = None
     idx = target
     if _needs_mask(target, C, ignore_index):
