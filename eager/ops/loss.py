@@ -71,3 +71,4 @@ class NllLossGrad(Op):
         p = node.params
         return F.nll_loss(gg, target, ignore_index=p["ignore_index"],
                           reduction=p["reduction"]), None
+
