@@ -15,9 +15,6 @@ from .._state import STATE
 from ..ops.base import OUT
 from ..tensor import Tensor
 
-_FREED = "freed"
-
-
 class Node:
     __slots__ = ("op", "next", "saved", "shapes", "dtypes", "params", "needs", "hooks",
                  "retains", "trace", "out_data", "out_version", "__weakref__")
@@ -145,11 +142,6 @@ class Node:
             f"inplace operation{by}: [{dtype} {list(shape)}], which is {what}, is at version "
             f"{counter[0]}; expected version {expected} instead. Hint: the backtrace further "
             "above can show the forward op; enable eager.autograd.set_detect_anomaly(True).")
-
-    def release(self) -> None:
-        if self.saved:
-            self.saved = None
-            self.out_data = None
 
 
 class AccumulateGrad:
