@@ -15,6 +15,7 @@ from .._state import STATE
 from ..ops.base import OUT
 from ..tensor import Tensor
 
+
 class Node:
     __slots__ = ("op", "next", "saved", "shapes", "dtypes", "params", "needs", "hooks",
                  "retains", "trace", "out_data", "out_version", "__weakref__")
