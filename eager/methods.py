@@ -166,20 +166,26 @@ def _install():
 _install()
 
 
-def _to(self, *args, **kwargs):
-    """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``."""
+def to_args_dtype(args, kwargs):
+    """The dtype asked for by ``to(dtype)``, ``to(device)``, ``to(other)``,
+    ``to(device, dtype)`` (None if only a device); devices other than cpu raise."""
+    from .factories import _check_device
     dtype = kwargs.get("dtype")
     for a in args:
         if isinstance(a, Tensor):
             dtype = a.dtype
         elif isinstance(a, str) or type(a).__name__ == "device":
-            from .factories import _check_device
             _check_device(a)
         elif a is not None:
             dtype = a
-    if "device" in kwargs:
-        from .factories import _check_device
+    if kwargs.get("device") is not None:
         _check_device(kwargs["device"])
+    return dtype
+
+
+def _to(self, *args, **kwargs):
+    """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``."""
+    dtype = to_args_dtype(args, kwargs)
     if dtype is None:
         return self
     out = fn.cast(self, dtype)

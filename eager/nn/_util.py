@@ -76,11 +76,6 @@ def _remove_from(name, *stores):
                 d.discard(name)
 
 
-def _check_device(device) -> None:
-    if str(device) != "cpu":
-        raise RuntimeError(f"eager tensors live on the cpu device; got device={device!r}")
-
-
 def _as_array(value):
     """A state-dict value as a NumPy array (eager tensors, arrays, torch tensors...)."""
     if isinstance(value, Tensor):

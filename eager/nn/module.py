@@ -20,7 +20,6 @@ from ..tensor import Tensor
 from ._util import (
     _addindent,
     _as_array,
-    _check_device,
     _check_name,
     _copy_into,
     _IncompatibleKeys,
@@ -351,16 +350,8 @@ class Module:
         return self
 
     def to(self, *args, **kwargs) -> Module:
-        dtype = kwargs.get("dtype")
-        for a in args:
-            if isinstance(a, Tensor):
-                dtype = a.dtype
-            elif isinstance(a, str) or type(a).__name__ == "device":
-                _check_device(a)
-            elif a is not None:
-                dtype = a
-        if kwargs.get("device") is not None:
-            _check_device(kwargs["device"])
+        from ..methods import to_args_dtype
+        dtype = to_args_dtype(args, kwargs)
         if dtype is None:
             return self
         npd = _dt.to_numpy(dtype)
