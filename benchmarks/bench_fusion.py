@@ -82,7 +82,7 @@ def run(n: int, reps: int) -> dict:
     res["copy (fresh)"] = timeit(lambda: xa.copy(), reps)
     st = f.stats()
     assert st["hits"] >= reps, st
-    from compiler.codegen.numba_cpu import Adaptive
+    from runtime.cpu.launch import Adaptive
     glb = f._records[0][2].program.fn.__globals__
     launch = [v for k, v in glb.items() if k.startswith("K") and isinstance(v, Adaptive)]
     print(f"\nGELU, {n:,} float32 (trace + compile + first replay {first:.2f} s, "

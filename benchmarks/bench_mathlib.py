@@ -22,7 +22,7 @@ from numba import njit
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from runtime import mathlib
+from runtime.cpu import mathlib
 
 F = np.float32
 C0, C1, HALF, ONE = F(0.7978845608), F(0.044715), F(0.5), F(1.0)

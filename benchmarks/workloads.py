@@ -137,7 +137,7 @@ def _numba_gelu():
     if "gelu" not in _fused_kernels:
         from numba import njit, prange
 
-        from runtime import mathlib
+        from runtime.cpu import mathlib
 
         f32 = np.float32
         h, one, c0, c1 = f32(0.5), f32(1.0), f32(C0), f32(C1)

@@ -5,7 +5,7 @@ swapped in when ready.
 Why: Numba's one-time start-up in a process (its import and target registries, ~0.5 s
 here) and each new kernel compile (0.2-0.6 s) would otherwise stall the call that
 recorded the trace.  Both tiers compute the same values (kernels use only exact
-arithmetic and runtime.mathlib's <= 2 ULP functions).  :func:`wait` blocks until every
+arithmetic and runtime.cpu.mathlib's <= 2 ULP functions).  :func:`wait` blocks until every
 pending build is done (benchmarks and tests call it before measuring kernels).
 """
 

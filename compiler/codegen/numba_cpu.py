@@ -11,13 +11,14 @@ A kernel = scalar core + loop template
     with every external input loaded as ``a0, a1, ..`` and internal values named
     ``t0, t1, ..`` by position in the group — never by IR ids or source lines, so the
     text (the cache key) depends only on the computation.  The loop template
-    (:mod:`.loops`) is a nest over the output's merged dimensions with broadcast inputs
-    indexed 0; sizes come from the output array's shape at run time.  A module holds a
-    serial ``kernel`` and a ``kernel_par`` (prange); the program calls the serial one
-    below :data:`.loops.PARALLEL_MIN` elements (:data:`BLAS_PARALLEL_MIN` in programs
-    that call BLAS), and above it whichever has lately been faster (:class:`Adaptive`:
-    on a busy machine prange launches wait for time slices).  Modules are loaded through
-    :func:`runtime.cache.load_module` (memory + disk cache; Numba's ``cache=True``
+    (:mod:`runtime.cpu.loops`) is a nest over the output's merged dimensions with
+    broadcast inputs indexed 0; sizes come from the output array's shape at run time.
+    A module holds a serial ``kernel`` and a ``kernel_par`` (prange); the program calls
+    the serial one below :data:`runtime.cpu.loops.PARALLEL_MIN` elements
+    (:data:`BLAS_PARALLEL_MIN` in programs that call BLAS), and above it whichever has
+    lately been faster (:class:`runtime.cpu.launch.Adaptive`: on a busy machine prange
+    launches wait for time slices).  Modules are loaded through the CPU device
+    (:func:`runtime.cache.load_module`: memory + disk cache; Numba's ``cache=True``
     applies), so another trace with the same pattern, even of another shape, reuses
     the compiled kernel.  The kernel is compiled for the exact argument types when the
     program is built, so a compile error raises here (the front end then falls back to
@@ -29,37 +30,27 @@ Operands
     fused kernel produced are known to be C-contiguous and are passed as they are.
 
 Output buffers
-    Small outputs are ``np.empty``.  An output of at least :data:`REUSE_MIN_BYTES` keeps
-    the array it returned last time in a slot of the program; at the next call the array
-    is reused when ``sys.getrefcount`` shows that the slot holds the only reference —
-    nobody (no tensor, no view: NumPy views reference their base array, no saved tensor,
-    no pending write-back) can see it any more, so writing it is indistinguishable from
-    writing a fresh ``np.empty`` that happened to get the same memory.  If the user kept
-    the previous result, a fresh array is allocated (and the slot moves to it).  This
-    avoids the page faults of fresh large outputs (128 MB for 32M float32), which
-    otherwise dominate memory-bound kernels.  The reference count the check expects is
-    measured once at import, the same way the generated code reads it.
+    Small outputs are ``np.empty``; large ones reuse the previous call's array when no
+    one else holds it (:mod:`runtime.cpu.buffers`).
 """
 
 from __future__ import annotations
-
-import sys
-import time
 
 import numba
 import numpy as np
 from numba import types as nbt
 
 from eager.ops import reduce as _R
-from runtime.cache import load_module
+from runtime import plan as _plan
+from runtime.cpu import DEVICE as CPU
+from runtime.cpu import loops
+from runtime.cpu.buffers import REUSE_MIN_BYTES, reuse_lines
+from runtime.cpu.launch import Adaptive
 
 from ..ir import Graph, Guard, Node, Value
 from ..passes.fusion import FusedElementwise, FusedReduction, fuse
-from . import loops, scalar
+from . import scalar
 from .pysource import CompiledGraph, _literal, python_program
-
-#: outputs of at least this many bytes reuse their previous buffer when nobody holds it
-REUSE_MIN_BYTES = 1 << 16
 
 #: in a program that also calls BLAS, kernels go parallel only from this size: BLAS and
 #: Numba's OpenMP threads both spin-wait after their parallel regions, and on a 2-core
@@ -67,68 +58,6 @@ REUSE_MIN_BYTES = 1 << 16
 #: train step 0.9 ms with serial kernels, 8-40 ms with prange ones at 200k elements)
 BLAS_PARALLEL_MIN = 1 << 22
 _BLAS_MODULES = ("eager.ops.linalg",)
-
-
-def _measure_refcount() -> int:
-    """``sys.getrefcount`` of a slot's array read the way generated programs read it."""
-    glb = {"__rc": sys.getrefcount}
-    exec("def probe(S):\n    o = S[0]\n    return __rc(o)\n", glb)  # noqa: S102
-    return glb["probe"]([np.empty(1)])
-
-
-_FREE_RC = _measure_refcount()
-
-
-class Adaptive:
-    """Call a kernel's serial or prange variant, whichever has lately been faster.
-
-    A prange launch wins on an idle machine (GELU 1M float32: 0.4 ms against 0.76 ms
-    serial), but when other processes hold the cores its threads wait for time slices
-    (medians of 8 ms measured for the same call).  Each call is timed (the first call of
-    each variant, which starts threads or touches cold code, is not); the estimate of
-    the variant used is an exponential average; the other variant is tried again after
-    ``retry`` calls, and ``retry`` doubles (up to 1024) each time it is still slower, so
-    exploring costs little either way.  Used for kernels of at least
-    :data:`.loops.PARALLEL_MIN` elements only (a timed Python call costs ~0.5 us).
-    """
-
-    __slots__ = ("__weakref__", "countdown", "cur", "est", "fns", "retry", "runs")
-
-    def __init__(self, serial, parallel):
-        self.fns = (serial, parallel)
-        self.est = [0.0, 0.0]   # seconds per call (exponential average)
-        self.runs = [0, 0]      # calls of each; the first one (warm-up) is not timed
-        self.cur = 1            # start parallel; the serial variant is tried next
-        self.retry = 1
-        self.countdown = 2
-
-    def __call__(self, *args):
-        cur = self.cur
-        k = cur
-        self.countdown -= 1
-        if self.countdown <= 0:          # try the other variant once
-            k = 1 - cur
-        t0 = time.perf_counter()
-        self.fns[k](*args)
-        dt = time.perf_counter() - t0
-        runs, est = self.runs, self.est
-        runs[k] += 1
-        if runs[k] == 2:
-            est[k] = dt
-        elif runs[k] > 2:
-            est[k] += (dt - est[k]) * 0.25
-        if k != cur:
-            if runs[k] > 1 and runs[cur] > 1:
-                if est[k] < est[cur]:    # the other one is faster now
-                    self.cur = k
-                    self.retry = 1
-                else:
-                    self.retry = min(self.retry * 2, 1024)
-            self.countdown = self.retry + 1
-
-    @property
-    def variant(self) -> str:
-        return ("serial", "parallel")[self.cur]
 
 
 class Launch:
@@ -154,7 +83,6 @@ def _emit(node, names, glb):
     """Program lines of a lowered fused node (the pysource ``emit`` hook)."""
     L: Launch = node.params["launch"]
     k = L.index
-    glb["__rc"] = sys.getrefcount
     glb["__empty"] = np.empty
     glb["__contig"] = np.ascontiguousarray
     glb[f"K{k}"] = L.fn
@@ -172,10 +100,7 @@ def _emit(node, names, glb):
             lines.append(f"{o} = {src} if {src}.flags.c_contiguous and {src}.flags.writeable "
                          f"else {alloc}")
         elif reuse:
-            slot = f"S{k}_{m}"
-            glb[slot] = [None]
-            lines.append(f"{o} = {slot}[0]")
-            lines.append(f"if __rc({o}) != {_FREE_RC}: {o} = {slot}[0] = {alloc}")
+            lines.extend(reuse_lines(glb, f"S{k}_{m}", o, alloc))
         else:
             lines.append(f"{o} = {alloc}")
         outs.append(o)
@@ -228,7 +153,7 @@ def core_source(body: Graph, nodes=None, outputs=None) -> tuple:
     return lines, [names[v.id] for v in outputs]
 
 
-def _reduction(red, count_dtype=None) -> loops.Reduction:
+def _reduction(red, count_dtype=None) -> _plan.Reduction:
     """Accumulator code for a reduction node (eager's dtypes; sums accumulate in float64
     or int64 — at least as accurate as NumPy's pairwise float32 sum)."""
     src, out = red.inputs[0].dtype, red.out.dtype
@@ -236,18 +161,18 @@ def _reduction(red, count_dtype=None) -> loops.Reduction:
         if src.kind == "f":
             x = "{x}" if src == scalar.F64 else "np.float64({x})"
             final = "{acc} / {count}" if red.op is _R.Mean else "{acc}"
-            return loops.Reduction("0.0", "radd({acc}, " + x + ")",
+            return _plan.Reduction("0.0", "radd({acc}, " + x + ")",
                                    scalar.cast(f"({final})", scalar.F64, out))
-        return loops.Reduction("0", "{acc} + np.int64({x})",
+        return _plan.Reduction("0", "{acc} + np.int64({x})",
                                scalar.cast("{acc}", scalar.I64, out))
     big = red.op is _R.Amax
     if src.kind == "f":   # llvm.maximum/minimum: NaN-propagating, vectorizable
         init = scalar.literal(-np.inf if big else np.inf, src)
-        return loops.Reduction(init, ("rmax" if big else "rmin") + "({acc}, {x})", "{acc}")
+        return _plan.Reduction(init, ("rmax" if big else "rmin") + "({acc}, {x})", "{acc}")
     info = np.iinfo(src)
     init = scalar.literal(info.min if big else info.max, src)
     cmp = ">" if big else "<"
-    return loops.Reduction(init, f"({{x}} if {{x}} {cmp} {{acc}} else {{acc}})", "{acc}")
+    return _plan.Reduction(init, f"({{x}} if {{x}} {cmp} {{acc}} else {{acc}})", "{acc}")
 
 
 def kernel_module_source(body: Graph, loop_shape: tuple, reduce: bool = False) -> str:
@@ -255,13 +180,13 @@ def kernel_module_source(body: Graph, loop_shape: tuple, reduce: bool = False) -
     doc = f"inputs {doc}" if doc else ""
     if not reduce:
         core, out_vars = core_source(body)
-        p = loops.plan(loop_shape, [v.shape for v in body.inputs])
+        p = _plan.plan(loop_shape, [v.shape for v in body.inputs])
         return loops.module_source(p, core, out_vars, len(body.inputs), doc=doc)
     red = body.nodes[-1]
     v = red.inputs[0]
     core, out_vars = core_source(body, body.nodes[:-1], [v])
     split = red.params["dim"][0]
-    p = loops.plan(loop_shape, [w.shape for w in body.inputs], split=split)
+    p = _plan.plan(loop_shape, [w.shape for w in body.inputs], split=split)
     doc += f"\nthen {red.op.name} over dimensions {tuple(red.params['dim'])} of {v.dtype}"
     return loops.module_source(p, core, out_vars, len(body.inputs), doc=doc,
                                reduction=_reduction(red))
@@ -276,7 +201,7 @@ def _lower(node: Node, index: int, contiguous: set, parallel_min: int) -> tuple:
     reduce = node.op is FusedReduction
     loop_shape = body.nodes[-1].inputs[0].shape if reduce else body.outputs[0].shape
     source = kernel_module_source(body, loop_shape, reduce)
-    mod = load_module(source, prefix="dgk")
+    mod = CPU.load(source)
     size = int(np.prod(loop_shape))
     parallel = size >= parallel_min
     if reduce:   # parallel over the kept dimensions only

@@ -3,7 +3,7 @@
 Numba compiles cost 0.2-1 s each, so the tests share few, wide kernels: one graph holding
 every supported elementwise op as outputs per dtype combination, a broadcasting graph,
 a parallel one.  Floats are compared with rtol 1e-6 (arithmetic is bit-identical to
-NumPy; runtime.mathlib functions differ by <= 2 ulp), integers and bools exactly.
+NumPy; runtime.cpu.mathlib functions differ by <= 2 ulp), integers and bools exactly.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import compiler
 import eager
 import eager.nn.functional as F
 from compiler import compile
-from compiler.codegen import loops, numba_cpu
 from compiler.codegen.numba_cpu import numba_program
 from compiler.ir import check_graph, run_graph
 from compiler.passes.fusion import FusedElementwise, fuse
-from runtime import cache
+from runtime import cache, plan
+from runtime.cpu import buffers, launch, loops
 from tests.graphs import trace
 
 E = eager
@@ -127,12 +127,12 @@ def test_broadcasting_zero_d_and_loop_plan():
     src = prog.kernels[0][1]
     assert "for i2 in range(n2):" in src               # three loops, nothing merged
     assert "a3 = x3.reshape((1,))[0]" in src            # the 0-d input is loaded once
-    p = loops.plan((2, 3, 4), [(2, 1, 4), (3, 1), (4,), ()])
+    p = plan.plan((2, 3, 4), [(2, 1, 4), (3, 1), (4,), ()])
     assert p.groups == [[0], [1], [2]]
     assert p.patterns == [[True, False, True], [False, True, False], [False, False, True],
                           [False, False, False]]
     # merged dimensions where every input agrees; size-1 output dims dropped
-    p = loops.plan((5, 1, 6, 7), [(5, 1, 6, 7), (6, 7), ()])
+    p = plan.plan((5, 1, 6, 7), [(5, 1, 6, 7), (6, 7), ()])
     assert p.groups == [[0], [2, 3]] and p.patterns == [[True, True], [False, True], [False, False]]
 
 
@@ -174,7 +174,7 @@ def test_parallel_kernel_and_output_buffer_reuse():
     g, _ = trace(f, x)
     prog = numba_program(g)
     assert prog.kernels[0][0].endswith("kernel + kernel_par") and "prange" in prog.kernels[0][1]
-    assert isinstance(prog.fn.__globals__["K0"], numba_cpu.Adaptive)
+    assert isinstance(prog.fn.__globals__["K0"], launch.Adaptive)
     want = run_graph(g, x)[0]
     y1 = prog(x)[0]
     close(y1, want)
@@ -224,8 +224,8 @@ def test_adaptive_launch_follows_the_faster_variant(monkeypatch):
             clock[0] += cost[name]
         return run
 
-    monkeypatch.setattr(numba_cpu.time, "perf_counter", lambda: clock[0])
-    a = numba_cpu.Adaptive(variant("s"), variant("p"))
+    monkeypatch.setattr(launch.time, "perf_counter", lambda: clock[0])
+    a = launch.Adaptive(variant("s"), variant("p"))
     for _ in range(200):
         a()
     assert calls[:2] == ["p", "s"] and a.variant == "parallel"
@@ -245,7 +245,7 @@ def test_adaptive_launch_follows_the_faster_variant(monkeypatch):
         calls.append("p")
         clock[0] += 1000.0 if first.pop("p", False) else cost["p"]
 
-    b = numba_cpu.Adaptive(variant("s"), par)
+    b = launch.Adaptive(variant("s"), par)
     for _ in range(10):
         b()
     assert b.variant == "parallel" and calls.count("s") <= 3
@@ -326,4 +326,4 @@ def test_unfused_graphs_and_fused_graph_structure():
     fg = fuse(g, singleton_min=0)
     check_graph(fg)
     assert sum(n.op is FusedElementwise for n in fg.nodes) == 1
-    assert numba_cpu.REUSE_MIN_BYTES >= 4096
+    assert buffers.REUSE_MIN_BYTES >= 4096

@@ -1,6 +1,6 @@
 """Fused kernels and graph rewrites change no bit against eager: signed zeros, ties and
 NaNs come out as NumPy gives them.  Compared bitwise (NaN payloads aside); only ``pow``
-with a general exponent is a transcendental, held to runtime.mathlib's ULP contract."""
+with a general exponent is a transcendental, held to runtime.cpu.mathlib's ULP contract."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Accuracy, special values, dtype preservation and vectorization of runtime.mathlib.
+"""Accuracy, special values, dtype preservation and vectorization of runtime.cpu.mathlib.
 
 Every function is called from inside an @njit loop (as generated kernels do);
 one loop per math function is compiled and reused for float32 and float64.
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from numba import njit, types
 
-from runtime import mathlib as M
+from runtime.cpu import mathlib as M
 
 F32, F64 = np.float32, np.float64
 LD = np.longdouble

@@ -1,0 +1,57 @@
+"""The CPU device: NumPy arrays as storage, ``@numba.njit`` loop templates, mathlib.
+
+Modules: :mod:`.loops` (the kernel templates and their reduction helpers, imported by
+generated kernels), :mod:`.mathlib` (vectorizable exp/log/tanh/... for Numba loops),
+:mod:`.launch` (serial or ``prange`` variant, whichever is faster), :mod:`.buffers`
+(output buffer reuse).  Importing this package imports no Numba: the templates load on
+first use.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..device import Device
+
+_MATHLIB = ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh", "sigmoid")
+_NUMPY = ("sqrt", "floor", "ceil", "trunc", "rint", "isnan", "isinf", "isfinite")
+
+#: scalar math names -> Numba source (see :class:`runtime.device.Device`)
+MATH = {**{f: f"mathlib.{f}({{0}})" for f in _MATHLIB},
+        **{f: f"np.{f}({{0}})" for f in _NUMPY},
+        # eager computes erf with math.erf in float64 and rounds: the kernel does the same
+        "erf": {"d": "math.erf({0})", "f": "np.float32(math.erf(np.float64({0})))"}}
+
+
+class CPU(Device):
+    type = "cpu"
+    storage_types = (np.ndarray,)
+    #: float16 has no Numba arithmetic; no complex
+    dtypes = frozenset(np.dtype(t) for t in (np.bool_, np.uint8, np.int8, np.int16,
+                                             np.int32, np.int64, np.float32, np.float64))
+    math = MATH
+    reductions = frozenset({"sum", "mean", "amax", "amin"})
+    #: single-node groups smaller than this stay NumPy calls (a ufunc is as good as a
+    #: kernel there; larger ones get parallel loops and buffer reuse)
+    singleton_min = 32768
+
+    def empty(self, shape, dtype):
+        return np.empty(shape, dtype)
+
+    def from_host(self, array):
+        return np.array(array, order="C")
+
+    def to_host(self, storage):
+        return storage
+
+    def load(self, source: str):
+        from ..cache import load_module
+        return load_module(source, prefix="dgk")
+
+    @property
+    def templates(self):
+        from . import loops
+        return loops
+
+
+DEVICE = CPU()

@@ -1,0 +1,135 @@
+"""Devices: where tensors live and how kernels run there.
+
+A :class:`Device` owns everything device-specific: storage (allocation, host<->device
+copies, the array type), the kernel templates and the table of scalar math names its
+kernels call, how a generated kernel module is compiled and launched, and what its
+kernels can fuse.  Ops own everything op-specific (their maths, dtype rule and scalar
+expression), so a device differs from another only by this object.
+
+Devices are found by type name (``"cpu"``, ``"cuda"``) with :func:`get`, or from a
+tensor's storage with :func:`of`.  Each lives in its own package (``runtime/cpu``,
+``runtime/cuda``), imported on first use: importing this module imports no device
+library, so the CPU never needs ``numba-cuda``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+#: device type -> the module whose ``DEVICE`` attribute is that device
+_MODULES = {"cpu": "runtime.cpu", "cuda": "runtime.cuda"}
+_LOADED: dict = {}
+_BY_STORAGE: dict = {}
+
+
+class Device:
+    """The device protocol.  Subclasses set the attributes and implement the methods.
+
+    Attributes
+    ----------
+    type : str
+        ``"cpu"`` or ``"cuda"``, PyTorch's device type names.
+    storage_types : tuple
+        The array types holding this device's tensors (``np.ndarray`` on the CPU).
+    dtypes : frozenset
+        NumPy dtypes its fused kernels compute in.
+    math : dict
+        Scalar math name (``"exp"``, ``"tanh"``, ``"floor"``...) -> a format string of
+        one argument (``"mathlib.tanh({0})"``), or a dict from NumPy dtype char to one.
+        Ops write ``S.fn("tanh", x, dtype)``; a name the table lacks cannot fuse.
+    reductions : frozenset
+        Reduction op names a kernel can fold after an elementwise prologue.
+    singleton_min : int
+        A lone elementwise node smaller than this is not worth its own kernel (the
+        device's own array library does it as well); 0 when every op is a kernel.
+    """
+
+    type = "?"
+    storage_types: tuple = ()
+    dtypes: frozenset = frozenset()
+    math: dict = {}
+    reductions: frozenset = frozenset()
+    singleton_min = 0
+
+    # -- availability and storage ---------------------------------------------------
+    def is_available(self) -> bool:
+        return True
+
+    def device_count(self) -> int:
+        return 1
+
+    def empty(self, shape: tuple, dtype: np.dtype):
+        """Uninitialized storage of ``shape`` and ``dtype`` on this device."""
+        raise NotImplementedError
+
+    def from_host(self, array: np.ndarray):
+        """A copy of a NumPy array on this device."""
+        raise NotImplementedError
+
+    def to_host(self, storage) -> np.ndarray:
+        """A NumPy array with the values of ``storage`` (the array itself on the CPU)."""
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        """Wait for the work queued on this device."""
+
+    # -- kernels ---------------------------------------------------------------------
+    def load(self, source: str):
+        """The module defined by generated kernel ``source`` (compiled, cached)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<device {self.type}>"
+
+
+def get(type_name: str) -> Device:
+    """The device of a type name (``"cpu"``, ``"cuda"``; an index suffix is ignored).
+
+    Raises RuntimeError for a name that is no device, or one whose support library is
+    not installed (CUDA needs ``pip install -e ".[cuda]"``)."""
+    name = str(type_name).partition(":")[0]
+    dev = _LOADED.get(name)
+    if dev is not None:
+        return dev
+    mod = _MODULES.get(name)
+    if mod is None:
+        raise RuntimeError(f"Expected one of {', '.join(_MODULES)} device type at start of "
+                           f"device string: {type_name}")
+    try:
+        dev = importlib.import_module(mod).DEVICE
+    except ImportError as e:
+        raise RuntimeError(f"the {name} device needs a package that is not installed "
+                           f"({e}); for CUDA: pip install -e \".[cuda]\"") from e
+    register(dev)
+    return dev
+
+
+def register(dev: Device) -> None:
+    _LOADED[dev.type] = dev
+    for t in dev.storage_types:
+        _BY_STORAGE[t] = dev
+
+
+def of(storage) -> Device:
+    """The device that holds ``storage`` (a NumPy array: the CPU)."""
+    dev = _BY_STORAGE.get(type(storage))
+    if dev is None:
+        if isinstance(storage, np.ndarray):
+            return get("cpu")
+        raise TypeError(f"{type(storage).__name__} is no tensor storage of a known device")
+    return dev
+
+
+def loaded(type_name: str) -> bool:
+    """Whether a device's package is imported already (no import is attempted)."""
+    return type_name in _LOADED
+
+
+def available(type_name: str) -> bool:
+    """Whether tensors can be put on this device type here (library and hardware)."""
+    try:
+        return get(type_name).is_available()
+    except RuntimeError:
+        return False
