@@ -25,6 +25,10 @@ class Value:
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
 
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
     def __repr__(self) -> str:
         return f"%{self.id}"
 

@@ -82,11 +82,8 @@ def promote(arrays: list) -> list:
     rt = _dt.result_type(*arrays)
     out = []
     for a in arrays:
-        if type(a) is _ndarray:
-            if a.dtype != rt:
-                a = a.astype(rt)
-        elif a is not None and _dt.scalar_category(a) > _cat(rt):
-            a = np.asarray(a, dtype=rt)
+        if _dt.cast_needed(a, rt):
+            a = a.astype(rt) if type(a) is _ndarray else np.asarray(a, dtype=rt)
         out.append(a)
     return out
 

@@ -111,21 +111,26 @@ def promote_np(a: np.dtype, b: np.dtype) -> np.dtype:
 
 
 def result_type(*args) -> np.dtype:
-    """Result NumPy dtype of an elementwise op over tensors (arrays) and Python scalars.
+    """Result NumPy dtype of an elementwise op over tensors and Python scalars: the one
+    promotion rule (ops' ``out_dtype`` rules and every cast decision are built on it).
 
-    ``args`` holds NumPy arrays (standing for tensors) and Python scalars.
+    ``args`` holds anything with ``dtype`` and ``ndim`` standing for a tensor (a NumPy
+    array, a compiler IR value, a kernel argument) and Python scalars (None is skipped).
+    An object with ``weak=True`` (a Python scalar passed as a graph input) promotes like
+    a Python scalar of its dtype's category (NEP 50).
     """
     dim_dt = None  # dimensioned tensors
     zero_dt = None  # 0-dim tensors
     scalar_cat = -1
     for a in args:
-        if isinstance(a, (np.ndarray, np.generic)):  # a NumPy scalar is a 0-d array
+        dt = getattr(a, "dtype", None)
+        if dt is not None and not getattr(a, "weak", False):
             if a.ndim:
-                dim_dt = a.dtype if dim_dt is None else promote_np(dim_dt, a.dtype)
+                dim_dt = dt if dim_dt is None else promote_np(dim_dt, dt)
             else:
-                zero_dt = a.dtype if zero_dt is None else promote_np(zero_dt, a.dtype)
+                zero_dt = dt if zero_dt is None else promote_np(zero_dt, dt)
         elif a is not None:
-            c = scalar_category(a)
+            c = _category(dt) if dt is not None else scalar_category(a)
             if c > scalar_cat:
                 scalar_cat = c
     if dim_dt is None:
@@ -139,3 +144,20 @@ def result_type(*args) -> np.dtype:
     if scalar_cat > _category(dt):
         return float32.np if scalar_cat == 2 else int64.np
     return dt
+
+
+def cast_needed(arg, dtype: np.dtype) -> bool:
+    """Whether promoting to ``dtype`` changes ``arg`` (a tensor-like of another dtype, or a
+    Python scalar of a higher category, which then becomes a 0-d tensor of ``dtype``)."""
+    dt = getattr(arg, "dtype", None)
+    if dt is not None and not getattr(arg, "weak", False):
+        return dt != dtype
+    if arg is None:
+        return False
+    c = _category(dt) if dt is not None else scalar_category(arg)
+    return c > _category(dtype)
+
+
+def floating(dtype: np.dtype) -> np.dtype:
+    """``dtype`` if it is a float dtype, else float32 (what float-only ops compute in)."""
+    return dtype if dtype.kind == "f" else float32.np

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from eager import dtypes as _dt
 from eager.dispatch import promote
 
 from ..ir import Graph, Guard, GuardFailed, Value, format_node, outcome
@@ -42,13 +43,13 @@ def _casts(n) -> bool:
     """Whether ``n`` needs PyTorch's promotion applied before its forward (dtypes are
     static).  A ufunc op whose NumPy result type already equals PyTorch's (float32 * bool)
     computes the mixed types itself, without a cast copy."""
-    args = [np.empty(a.shape, a.dtype) if type(a) is Value else a for a in n.inputs]
-    promoted = promote(args)
-    if all(p is a for p, a in zip(promoted, args)):
+    rt = _dt.result_type(*n.inputs)
+    if not any(_dt.cast_needed(a, rt) for a in n.inputs):
         return False
     if n.op.ufunc is not None:
         try:
-            return np.result_type(*args) != n.out.dtype
+            return np.result_type(*[a.dtype if type(a) is Value else a
+                                    for a in n.inputs]) != n.out.dtype
         except TypeError:
             return True
     return True

@@ -60,11 +60,9 @@ class Arg:
     def is_lit(self) -> bool:
         return self.name is None
 
-    def fake(self):
-        """What eager's promotion sees: an array of this dtype and rank, or the scalar."""
-        if self.is_lit:
-            return self.value
-        return np.empty((1,) * self.ndim, self.dtype)
+    def promotes_as(self):
+        """What the promotion rule sees: this variable, or the literal's Python value."""
+        return self.value if self.is_lit else self
 
 
 # -- literals and casts ------------------------------------------------------------------
@@ -115,7 +113,7 @@ def truth(a: Arg) -> str:
 
 def promoted(args) -> np.dtype:
     """eager's promotion of the arguments (``eager.dtypes.result_type``)."""
-    return np.dtype(_dt.result_type(*[a.fake() for a in args]))
+    return np.dtype(_dt.result_type(*[a.promotes_as() for a in args]))
 
 
 def _float(dt: np.dtype) -> np.dtype:
@@ -422,7 +420,7 @@ def _clamp(ctx, args, p, out):
 def _where(ctx, args, p, out):
     c, a, b = args
     _need(c.is_lit or c.dtype == BOOL)
-    rt = np.dtype(_dt.result_type(a.fake(), b.fake()))
+    rt = np.dtype(_dt.result_type(a.promotes_as(), b.promotes_as()))
     return f"({arg_as(a, rt)} if {truth(c)} else {arg_as(b, rt)})", rt
 
 

@@ -11,8 +11,15 @@ An op is one class holding its forward and its backward side by side::
             a, b = saved
             return F.mul(g, b), F.mul(g, a)
 
-``forward`` and ``backward`` are plain functions (no ``self``); the metaclass makes
-them static.  ``backward`` is written once, in terms of an op namespace ``F``:
+An elementwise op also states its result dtype (``out_dtype``, built on the one promotion
+rule :func:`eager.dtypes.result_type`) and its maths on one element (``scalar``: source
+for fused kernels, written with the vocabulary of :mod:`eager.ops.scalarexpr` and the
+device's table of math names), so a newcomer finds an op's forward, backward, dtype
+rule and scalar expression in one class.
+
+``forward``, ``backward``, ``out_dtype`` and ``scalar`` are plain functions (no
+``self``); the metaclass makes them static.  ``backward`` is written once, in terms of
+an op namespace ``F``:
 
 * :data:`A` runs every op's ``forward`` directly on NumPy arrays.  The plain eager
   backward uses it: no Tensor objects, no graph.
@@ -40,7 +47,7 @@ OPS: dict[str, type] = {}
 
 class _OpMeta(type):
     def __new__(mcs, name, bases, ns):
-        for fn in ("forward", "backward"):
+        for fn in ("forward", "backward", "out_dtype", "scalar"):
             if fn in ns and not isinstance(ns[fn], staticmethod):
                 ns[fn] = staticmethod(ns[fn])
         cls = super().__new__(mcs, name, bases, ns)
@@ -77,6 +84,17 @@ class Op(metaclass=_OpMeta):
 
     def backward(F, g, saved, node):
         raise RuntimeError("this op is not differentiable")
+
+    def out_dtype(*args, **params):
+        """The result's NumPy dtype for these arguments (anything with ``dtype`` and
+        ``ndim`` for a tensor, Python scalars as they are), decided statically — or None
+        when only running the forward tells.  Elementwise ops always know: their rule is
+        built on :func:`eager.dtypes.result_type`, the one promotion rule."""
+        return None
+
+    #: ``scalar(S, args, params, out)``: the op's maths on one element, for fused kernels
+    #: (see :mod:`eager.ops.scalarexpr`); None: the op has no scalar form
+    scalar = None
 
 
 class _Namespace:

@@ -11,10 +11,38 @@ import math
 
 import numpy as np
 
-from .. import dtypes as _dt
+from ..dtypes import floating, result_type
 from .base import OUT, Op
 
 _F32 = np.dtype(np.float32)
+_BOOL = np.dtype(np.bool_)
+
+
+# -- result-dtype rules (``out_dtype``), all built on the one promotion rule ------------
+
+def promoted(*args, **params):
+    """PyTorch's promotion of the arguments (binary arithmetic)."""
+    return result_type(*args)
+
+
+def promoted_no_bool(*args, **params):
+    """Promotion, where bool operands compute in int8 (NumPy's ``//``, ``%``, ``**``)."""
+    rt = result_type(*args)
+    return np.dtype(np.int8) if rt == _BOOL else rt
+
+
+def same(a, *args, **params):
+    """The input's dtype (sign, abs, rounding, relu...)."""
+    return a.dtype
+
+
+def to_float(a, *args, **params):
+    """The input's dtype if floating, else float32 (exp of an int tensor is float32)."""
+    return floating(a.dtype)
+
+
+def boolean(*args, **params):
+    return _BOOL
 
 
 def _float(x):
@@ -34,11 +62,19 @@ def _is_float(x) -> bool:
 class Elementwise(Op):
     abstract = True
     elementwise = True
+    out_dtype = same
 
 
 class Binary(Elementwise):
     abstract = True
     promotes = True
+    out_dtype = promoted
+
+
+class FloatUnary(Elementwise):
+    """Computed in floating point: integer and bool inputs give float32."""
+    abstract = True
+    out_dtype = to_float
 
 
 # -- arithmetic -------------------------------------------------------------------------
@@ -83,6 +119,9 @@ class Div(Binary):
     """True division; integer operands give float32, as in PyTorch."""
     saves = (0, 1)
 
+    def out_dtype(a, b):
+        return floating(result_type(a, b))
+
     def forward(a, b):
         if not _is_float(a) and not _is_float(b):
             a, b = _float(a), _float(b)
@@ -99,6 +138,8 @@ class Div(Binary):
 class FloorDivide(Binary):
     differentiable = False
 
+    out_dtype = promoted_no_bool
+
     def forward(a, b):
         return np.floor_divide(a, b)
 
@@ -106,6 +147,8 @@ class FloorDivide(Binary):
 class Remainder(Binary):
     """Python-style remainder: the result has the sign of the divisor (as PyTorch)."""
     saves = (0, 1)
+
+    out_dtype = promoted_no_bool
 
     def forward(a, b):
         return np.remainder(a, b)
@@ -118,6 +161,8 @@ class Remainder(Binary):
 
 class Pow(Binary):
     saves = (0, 1, OUT)
+
+    out_dtype = promoted_no_bool
 
     def forward(a, b):
         if type(b) is np.ndarray and b.dtype.kind in "iu" and type(a) is np.ndarray \
@@ -165,7 +210,7 @@ class Abs(Elementwise):
         return (F.mul(g, F.sign(saved[0])),)
 
 
-class Reciprocal(Elementwise):
+class Reciprocal(FloatUnary):
     saves = (OUT,)
 
     def forward(a):
@@ -178,7 +223,7 @@ class Reciprocal(Elementwise):
 
 # -- unary math -------------------------------------------------------------------------
 
-class Exp(Elementwise):
+class Exp(FloatUnary):
     saves = (OUT,)
 
     def forward(a):
@@ -188,7 +233,7 @@ class Exp(Elementwise):
         return (F.mul(g, saved[0]),)
 
 
-class Expm1(Elementwise):
+class Expm1(FloatUnary):
     saves = (OUT,)
 
     def forward(a):
@@ -198,7 +243,7 @@ class Expm1(Elementwise):
         return (F.mul(g, F.add(saved[0], 1.0)),)
 
 
-class Log(Elementwise):
+class Log(FloatUnary):
     saves = (0,)
 
     def forward(a):
@@ -208,7 +253,7 @@ class Log(Elementwise):
         return (F.div(g, saved[0]),)
 
 
-class Log1p(Elementwise):
+class Log1p(FloatUnary):
     saves = (0,)
 
     def forward(a):
@@ -218,7 +263,7 @@ class Log1p(Elementwise):
         return (F.div(g, F.add(saved[0], 1.0)),)
 
 
-class Sqrt(Elementwise):
+class Sqrt(FloatUnary):
     saves = (OUT,)
 
     def forward(a):
@@ -228,7 +273,7 @@ class Sqrt(Elementwise):
         return (F.div(F.mul(g, 0.5), saved[0]),)
 
 
-class Rsqrt(Elementwise):
+class Rsqrt(FloatUnary):
     saves = (OUT,)
 
     def forward(a):
@@ -240,7 +285,7 @@ class Rsqrt(Elementwise):
         return (F.mul(g, F.mul(F.mul(out, F.mul(out, out)), -0.5)),)
 
 
-class Sin(Elementwise):
+class Sin(FloatUnary):
     saves = (0,)
 
     def forward(a):
@@ -250,7 +295,7 @@ class Sin(Elementwise):
         return (F.mul(g, F.cos(saved[0])),)
 
 
-class Cos(Elementwise):
+class Cos(FloatUnary):
     saves = (0,)
 
     def forward(a):
@@ -260,7 +305,7 @@ class Cos(Elementwise):
         return (F.neg(F.mul(g, F.sin(saved[0]))),)
 
 
-class Tanh(Elementwise):
+class Tanh(FloatUnary):
     saves = (OUT,)
 
     def forward(a):
@@ -271,7 +316,7 @@ class Tanh(Elementwise):
         return (F.mul(g, F.sub(1.0, F.mul(out, out))),)
 
 
-class Sigmoid(Elementwise):
+class Sigmoid(FloatUnary):
     saves = (OUT,)
 
     def forward(a):
@@ -285,7 +330,7 @@ class Sigmoid(Elementwise):
         return (F.mul(g, F.mul(out, F.sub(1.0, out))),)
 
 
-class Erf(Elementwise):
+class Erf(FloatUnary):
     saves = (0,)
 
     def forward(a):
@@ -324,7 +369,7 @@ _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-class Gelu(Elementwise):
+class Gelu(FloatUnary):
     """GELU; ``approximate='none'`` (erf form, PyTorch's default) or ``'tanh'``."""
     saves = (0,)
 
@@ -353,7 +398,7 @@ class Gelu(Elementwise):
         return (F.mul(g, d),)
 
 
-class Silu(Elementwise):
+class Silu(FloatUnary):
     saves = (0,)
 
     def forward(a):
@@ -366,7 +411,7 @@ class Silu(Elementwise):
         return (F.mul(g, F.mul(s, F.add(F.mul(x, F.sub(1.0, s)), 1.0))),)
 
 
-class Softplus(Elementwise):
+class Softplus(FloatUnary):
     """``log(1 + exp(beta*x)) / beta``, linear where ``beta*x > threshold`` (as PyTorch)."""
     saves = (0,)
 
@@ -387,6 +432,9 @@ class Softplus(Elementwise):
 class Clamp(Elementwise):
     saves = (0,)
 
+    def out_dtype(a, min=None, max=None):
+        return result_type(a, min, max)
+
     def forward(a, min=None, max=None):
         if min is None and max is None:
             raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
@@ -395,8 +443,7 @@ class Clamp(Elementwise):
             out = np.maximum(out, min)
         if max is not None:
             out = np.minimum(out, max)
-        rt = _dt.result_type(a, *[v for v in (min, max) if v is not None])
-        return out.astype(rt, copy=False)
+        return out.astype(Clamp.out_dtype(a, min, max), copy=False)
 
     def backward(F, g, saved, node):
         x = saved[0]
@@ -443,12 +490,14 @@ def _minmax_grads(F, g, wins, ties, node):
 class Where(Elementwise):
     saves = (0,)
 
+    def out_dtype(cond, a, b):
+        return result_type(a, b)
+
     def forward(cond, a, b):
         if getattr(cond, "dtype", None) is None or cond.dtype.kind != "b":
             raise RuntimeError(f"where: expected condition to be a bool tensor, got "
                                f"{getattr(cond, 'dtype', type(cond).__name__)}")
-        rt = _dt.result_type(a, b)
-        return np.where(cond, a, b).astype(rt, copy=False)
+        return np.where(cond, a, b).astype(Where.out_dtype(cond, a, b), copy=False)
 
     def backward(F, g, saved, node):
         cond = saved[0]
@@ -497,6 +546,7 @@ class Trunc(_ZeroGrad):
 class Compare(Binary):
     abstract = True
     differentiable = False
+    out_dtype = boolean
 
 
 class Eq(Compare):
@@ -546,6 +596,7 @@ class LogicalXor(Compare):
 
 class LogicalNot(Elementwise):
     differentiable = False
+    out_dtype = boolean
 
     def forward(a):
         return np.logical_not(a)
@@ -562,6 +613,7 @@ class BitwiseNot(Elementwise):
 
 class Isnan(Elementwise):
     differentiable = False
+    out_dtype = boolean
 
     def forward(a):
         return np.isnan(a)
@@ -569,6 +621,7 @@ class Isnan(Elementwise):
 
 class Isinf(Elementwise):
     differentiable = False
+    out_dtype = boolean
 
     def forward(a):
         return np.isinf(a)
@@ -576,6 +629,7 @@ class Isinf(Elementwise):
 
 class Isfinite(Elementwise):
     differentiable = False
+    out_dtype = boolean
 
     def forward(a):
         return np.isfinite(a)
@@ -585,6 +639,9 @@ class Isfinite(Elementwise):
 
 class Cast(Elementwise):
     """Convert to ``dtype`` (a NumPy dtype).  The gradient is cast back by the engine."""
+
+    def out_dtype(a, dtype):
+        return np.dtype(dtype)
 
     def forward(a, dtype):
         return np.asarray(a).astype(dtype)
