@@ -7,11 +7,10 @@ program with :func:`.pysource.python_program`: fused nodes write their own lines
 call of its op's forward as before.
 
 A kernel = scalar core + loop template
-    The core (:mod:`.scalar`) is one line per IR node, the node as a comment above it,
-    with every external input loaded as ``a0, a1, ..`` and internal values named
-    ``t0, t1, ..`` by position in the group — never by IR ids or source lines, so the
-    text (the cache key) depends only on the computation.  The loop template
-    (:mod:`runtime.cpu.loops`) is a nest over the output's merged dimensions with
+    The core (:mod:`.core`: each node's line written by its op's scalar expression with
+    the CPU's math table) names inputs ``a0, a1, ..`` and values ``t0, t1, ..`` by
+    position, so the text (the cache key) depends only on the computation.  The loop
+    template (:mod:`runtime.cpu.loops`) is a nest over the output's merged dimensions with
     broadcast inputs indexed 0; sizes come from the output array's shape at run time.
     A module holds a serial ``kernel`` and a ``kernel_par`` (prange); the program calls
     the serial one below :data:`runtime.cpu.loops.PARALLEL_MIN` elements
@@ -41,16 +40,17 @@ import numpy as np
 from numba import types as nbt
 
 from eager.ops import reduce as _R
+from eager.ops.scalarexpr import F64, I64, cast, literal
 from runtime import plan as _plan
 from runtime.cpu import DEVICE as CPU
 from runtime.cpu import loops
 from runtime.cpu.buffers import REUSE_MIN_BYTES, reuse_lines
 from runtime.cpu.launch import Adaptive
 
-from ..ir import Graph, Guard, Node, Value
+from ..ir import Graph, Guard, Node
 from ..passes.fusion import FusedElementwise, FusedReduction, fuse
-from . import scalar
-from .pysource import CompiledGraph, _literal, python_program
+from .core import core_source
+from .pysource import CompiledGraph, python_program
 
 #: in a program that also calls BLAS, kernels go parallel only from this size: BLAS and
 #: Numba's OpenMP threads both spin-wait after their parallel regions, and on a 2-core
@@ -131,46 +131,24 @@ class FusedReduceKernel(FusedReduction):
 
 # -- kernel source ---------------------------------------------------------------------
 
-def _canon(x, names) -> str:
-    return names[x.id] if type(x) is Value else repr(x)
-
-
-def core_source(body: Graph, nodes=None, outputs=None) -> tuple:
-    """(core lines, output variable names) of a fused body (or of its first ``nodes``
-    computing ``outputs``); inputs are ``a0, a1, ..``."""
-    nodes = body.nodes if nodes is None else nodes
-    outputs = body.outputs if outputs is None else outputs
-    names = {v.id: f"a{k}" for k, v in enumerate(body.inputs)}
-    lines = []
-    for j, n in enumerate(nodes):
-        args = [_canon(a, names) for a in n.inputs]
-        args += [f"{key}={val!r}" for key, val in n.params.items() if _literal(val)
-                 or isinstance(val, np.dtype)]
-        target = f"t{j}"
-        lines.append(f"# {target}: {n.out.dtype} = {n.op.name}({', '.join(args)})")
-        lines.extend(scalar.emit(n, names, target))
-        names[n.out.id] = target
-    return lines, [names[v.id] for v in outputs]
-
-
 def _reduction(red, count_dtype=None) -> _plan.Reduction:
     """Accumulator code for a reduction node (eager's dtypes; sums accumulate in float64
     or int64 — at least as accurate as NumPy's pairwise float32 sum)."""
     src, out = red.inputs[0].dtype, red.out.dtype
     if red.op in (_R.Sum, _R.Mean):
         if src.kind == "f":
-            x = "{x}" if src == scalar.F64 else "np.float64({x})"
+            x = "{x}" if src == F64 else "np.float64({x})"
             final = "{acc} / {count}" if red.op is _R.Mean else "{acc}"
             return _plan.Reduction("0.0", "radd({acc}, " + x + ")",
-                                   scalar.cast(f"({final})", scalar.F64, out))
+                                   cast(f"({final})", F64, out))
         return _plan.Reduction("0", "{acc} + np.int64({x})",
-                               scalar.cast("{acc}", scalar.I64, out))
+                               cast("{acc}", I64, out))
     big = red.op is _R.Amax
     if src.kind == "f":   # llvm.maximum/minimum: NaN-propagating, vectorizable
-        init = scalar.literal(-np.inf if big else np.inf, src)
+        init = literal(-np.inf if big else np.inf, src)
         return _plan.Reduction(init, ("rmax" if big else "rmin") + "({acc}, {x})", "{acc}")
     info = np.iinfo(src)
-    init = scalar.literal(info.min if big else info.max, src)
+    init = literal(info.min if big else info.max, src)
     cmp = ">" if big else "<"
     return _plan.Reduction(init, f"({{x}} if {{x}} {cmp} {{acc}} else {{acc}})", "{acc}")
 
@@ -179,12 +157,12 @@ def kernel_module_source(body: Graph, loop_shape: tuple, reduce: bool = False) -
     doc = ", ".join(f"a{k}: {v.dtype}" for k, v in enumerate(body.inputs))
     doc = f"inputs {doc}" if doc else ""
     if not reduce:
-        core, out_vars = core_source(body)
+        core, out_vars = core_source(body, CPU.math)
         p = _plan.plan(loop_shape, [v.shape for v in body.inputs])
         return loops.module_source(p, core, out_vars, len(body.inputs), doc=doc)
     red = body.nodes[-1]
     v = red.inputs[0]
-    core, out_vars = core_source(body, body.nodes[:-1], [v])
+    core, out_vars = core_source(body, CPU.math, body.nodes[:-1], [v])
     split = red.params["dim"][0]
     p = _plan.plan(loop_shape, [w.shape for w in body.inputs], split=split)
     doc += f"\nthen {red.op.name} over dimensions {tuple(red.params['dim'])} of {v.dtype}"

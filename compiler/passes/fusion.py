@@ -2,7 +2,7 @@
 
 Which nodes fuse
     Nodes whose op is elementwise (``op.elementwise``, which includes ``Cast``) and that
-    :func:`compiler.codegen.scalar.supports` can write for a Numba kernel (known op,
+    the device can write as a scalar expression (:func:`eager.ops.scalarexpr.supports`: op known,
     dtypes bool/int/float32/float64, literal params).  All members of a group have the
     same output shape, the group's *loop shape*; their inputs may be anything that
     broadcasts to it.  An ``Expand`` feeding a group is absorbed (the group reads the
@@ -56,6 +56,7 @@ import heapq
 import numpy as np
 
 from eager.ops import reduce as _R
+from eager.ops import scalarexpr
 from eager.ops.base import Op
 from eager.ops.shape import Expand
 
@@ -114,7 +115,8 @@ _REDUCTIONS = (_R.Sum, _R.Mean, _R.Amax, _R.Amin)
 def reduction_ok(n: Node) -> bool:
     """A reduction a kernel can compute after an elementwise prologue: over trailing
     dimensions, of a supported dtype (mean of floats; amax/amin of numbers)."""
-    from ..codegen.scalar import DTYPES
+    from runtime.cpu import DEVICE
+    DTYPES = DEVICE.dtypes
     if n.op not in _REDUCTIONS or n.out is None or type(n.inputs[0]) is not Value:
         return False
     v = n.inputs[0]
@@ -151,10 +153,10 @@ def _is_effect(n: Node) -> bool:
 
 
 def fusible(n: Node) -> bool:
-    from ..codegen import scalar
+    from runtime.cpu import DEVICE
     if n.out is None or not getattr(n.op, "elementwise", False) or _is_effect(n):
         return False
-    return scalar.supports(n)
+    return scalarexpr.supports(n, DEVICE.dtypes, DEVICE.math)
 
 
 class _Group:

@@ -13,9 +13,9 @@ import numpy as np
 
 from ..dtypes import floating, result_type
 from .base import OUT, Op
+from .scalarexpr import BOOL, I64
 
 _F32 = np.dtype(np.float32)
-_BOOL = np.dtype(np.bool_)
 
 
 # -- result-dtype rules (``out_dtype``), all built on the one promotion rule ------------
@@ -28,7 +28,7 @@ def promoted(*args, **params):
 def promoted_no_bool(*args, **params):
     """Promotion, where bool operands compute in int8 (NumPy's ``//``, ``%``, ``**``)."""
     rt = result_type(*args)
-    return np.dtype(np.int8) if rt == _BOOL else rt
+    return np.dtype(np.int8) if rt == BOOL else rt
 
 
 def same(a, *args, **params):
@@ -42,7 +42,7 @@ def to_float(a, *args, **params):
 
 
 def boolean(*args, **params):
-    return _BOOL
+    return BOOL
 
 
 def _float(x):
@@ -57,6 +57,49 @@ def _is_float(x) -> bool:
     if isinstance(x, (np.ndarray, np.generic)):
         return x.dtype.kind == "f"
     return isinstance(x, float)
+
+
+# -- scalar-expression helpers shared by several ops (see eager.ops.scalarexpr) ----------
+
+def device_math(name):
+    """``name`` from the device's math table, computed in the input's float dtype."""
+    def scalar(S, args, p, out):
+        ft = S.floating(args[0].dtype)
+        return S.fn(name, S.arg(args[0], ft), ft), ft
+    return scalar
+
+
+def rounding(name):
+    """floor/ceil/trunc/rint: the identity on integers."""
+    def scalar(S, args, p, out):
+        a = args[0]
+        if a.dtype.kind != "f":
+            return a.name, a.dtype
+        return S.fn(name, a.name, a.dtype), a.dtype
+    return scalar
+
+
+def float_test(name, int_value: bool):
+    """isnan/isinf/isfinite: a constant on integers."""
+    def scalar(S, args, p, out):
+        a = args[0]
+        if a.dtype.kind != "f":
+            return ("True" if int_value else "False"), BOOL
+        return S.fn(name, a.name, a.dtype), BOOL
+    return scalar
+
+
+def compare(symbol):
+    def scalar(S, args, p, out):
+        _, a, b = S.binary(args)
+        return f"{a} {symbol} {b}", BOOL
+    return scalar
+
+
+def logical(symbol):
+    def scalar(S, args, p, out):
+        return f"{S.truth(args[0])} {symbol} {S.truth(args[1])}", BOOL
+    return scalar
 
 
 class Elementwise(Op):
@@ -88,6 +131,10 @@ class Add(Binary):
     def backward(F, g, saved, node):
         return g, g
 
+    def scalar(S, args, p, out):
+        rt, a, b = S.binary(args)
+        return (f"{a} | {b}" if rt == BOOL else f"{a} + {b}"), rt
+
 
 class Sub(Binary):
     ufunc = np.subtract
@@ -101,6 +148,11 @@ class Sub(Binary):
     def backward(F, g, saved, node):
         return g, (F.neg(g) if node.needs[1] else None)
 
+    def scalar(S, args, p, out):
+        rt, a, b = S.binary(args)
+        S.need(rt != BOOL)
+        return f"{a} - {b}", rt
+
 
 class Mul(Binary):
     saves = (0, 1)
@@ -113,6 +165,10 @@ class Mul(Binary):
         a, b = saved
         n = node.needs
         return (F.mul(g, b) if n[0] else None), (F.mul(g, a) if n[1] else None)
+
+    def scalar(S, args, p, out):
+        rt, a, b = S.binary(args)
+        return (f"{a} & {b}" if rt == BOOL else f"{a} * {b}"), rt
 
 
 class Div(Binary):
@@ -134,6 +190,10 @@ class Div(Binary):
         gb = F.neg(F.div(F.mul(g, a), F.mul(b, b))) if n[1] else None
         return ga, gb
 
+    def scalar(S, args, p, out):
+        rt = S.floating(S.promoted(*args))   # true division: integers divide in float32
+        return f"{S.arg(args[0], rt)} / {S.arg(args[1], rt)}", rt
+
 
 class FloorDivide(Binary):
     differentiable = False
@@ -142,6 +202,11 @@ class FloorDivide(Binary):
 
     def forward(a, b):
         return np.floor_divide(a, b)
+
+    def scalar(S, args, p, out):
+        rt, a, b = S.binary(args)
+        S.need(rt != BOOL)
+        return f"{a} // {b}", rt
 
 
 class Remainder(Binary):
@@ -157,6 +222,11 @@ class Remainder(Binary):
         a, b = saved
         gb = F.neg(F.mul(g, F.floor(F.div(a, b)))) if node.needs[1] else None
         return g, gb
+
+    def scalar(S, args, p, out):
+        rt, a, b = S.binary(args)
+        S.need(rt != BOOL)
+        return f"{a} % {b}", rt
 
 
 class Pow(Binary):
@@ -185,6 +255,32 @@ class Pow(Binary):
             gb = F.mul(g, F.mul(out, F.log(safe)))
         return ga, gb
 
+    def scalar(S, args, p, out):
+        rt = S.promoted(*args)
+        S.need(rt != BOOL)
+        base, ex = args
+        a = S.arg(base, rt)
+        if ex.is_lit and not isinstance(ex.value, bool):
+            e = ex.value
+            if e == 2:                       # NumPy: square
+                return f"{a} * {a}", rt
+            if e in (3, 4) and (rt.kind == "f" or float(e).is_integer()):
+                return " * ".join([a] * int(e)), rt
+            if e == 1:
+                return a, rt
+            if rt.kind == "f":
+                if e == 0:
+                    return S.literal(1, rt), rt
+                if e == 0.5:                 # NumPy: sqrt
+                    return S.fn("sqrt", a, rt), rt
+                if e == -1:                  # NumPy: reciprocal
+                    return f"{S.literal(1, rt)} / {a}", rt
+                return f"{a} ** {S.literal(e, rt)}", rt
+            S.need(isinstance(e, int) and e >= 0)   # integer ** negative raises in eager
+            return f"{a} ** {e}", I64 if rt != I64 else rt
+        S.need(rt.kind == "f")               # integer tensor exponents may be negative
+        return f"{a} ** {S.arg(ex, rt)}", rt
+
 
 class Neg(Elementwise):
     ufunc = np.negative
@@ -199,6 +295,11 @@ class Neg(Elementwise):
     def backward(F, g, saved, node):
         return (F.neg(g),)
 
+    def scalar(S, args, p, out):
+        a = args[0]
+        S.need(a.dtype != BOOL)
+        return f"-{a.name}", a.dtype if a.dtype.kind == "f" else I64
+
 
 class Abs(Elementwise):
     saves = (0,)
@@ -208,6 +309,12 @@ class Abs(Elementwise):
 
     def backward(F, g, saved, node):
         return (F.mul(g, F.sign(saved[0])),)
+
+    def scalar(S, args, p, out):
+        a = args[0]
+        if a.dtype == BOOL:
+            return a.name, BOOL
+        return f"abs({a.name})", a.dtype if a.dtype.kind == "f" else I64
 
 
 class Reciprocal(FloatUnary):
@@ -219,6 +326,10 @@ class Reciprocal(FloatUnary):
     def backward(F, g, saved, node):
         out = saved[0]
         return (F.neg(F.mul(g, F.mul(out, out))),)
+
+    def scalar(S, args, p, out):
+        ft = S.floating(args[0].dtype)
+        return f"{S.literal(1, ft)} / {S.arg(args[0], ft)}", ft
 
 
 # -- unary math -------------------------------------------------------------------------
@@ -232,6 +343,8 @@ class Exp(FloatUnary):
     def backward(F, g, saved, node):
         return (F.mul(g, saved[0]),)
 
+    scalar = device_math("exp")
+
 
 class Expm1(FloatUnary):
     saves = (OUT,)
@@ -241,6 +354,8 @@ class Expm1(FloatUnary):
 
     def backward(F, g, saved, node):
         return (F.mul(g, F.add(saved[0], 1.0)),)
+
+    scalar = device_math("expm1")
 
 
 class Log(FloatUnary):
@@ -252,6 +367,8 @@ class Log(FloatUnary):
     def backward(F, g, saved, node):
         return (F.div(g, saved[0]),)
 
+    scalar = device_math("log")
+
 
 class Log1p(FloatUnary):
     saves = (0,)
@@ -262,6 +379,8 @@ class Log1p(FloatUnary):
     def backward(F, g, saved, node):
         return (F.div(g, F.add(saved[0], 1.0)),)
 
+    scalar = device_math("log1p")
+
 
 class Sqrt(FloatUnary):
     saves = (OUT,)
@@ -271,6 +390,8 @@ class Sqrt(FloatUnary):
 
     def backward(F, g, saved, node):
         return (F.div(F.mul(g, 0.5), saved[0]),)
+
+    scalar = device_math("sqrt")
 
 
 class Rsqrt(FloatUnary):
@@ -284,6 +405,10 @@ class Rsqrt(FloatUnary):
         out = saved[0]
         return (F.mul(g, F.mul(F.mul(out, F.mul(out, out)), -0.5)),)
 
+    def scalar(S, args, p, out):
+        ft = S.floating(args[0].dtype)
+        return f"{S.literal(1, ft)} / {S.fn('sqrt', S.arg(args[0], ft), ft)}", ft
+
 
 class Sin(FloatUnary):
     saves = (0,)
@@ -293,6 +418,8 @@ class Sin(FloatUnary):
 
     def backward(F, g, saved, node):
         return (F.mul(g, F.cos(saved[0])),)
+
+    scalar = device_math("sin")
 
 
 class Cos(FloatUnary):
@@ -304,6 +431,8 @@ class Cos(FloatUnary):
     def backward(F, g, saved, node):
         return (F.neg(F.mul(g, F.sin(saved[0]))),)
 
+    scalar = device_math("cos")
+
 
 class Tanh(FloatUnary):
     saves = (OUT,)
@@ -314,6 +443,8 @@ class Tanh(FloatUnary):
     def backward(F, g, saved, node):
         out = saved[0]
         return (F.mul(g, F.sub(1.0, F.mul(out, out))),)
+
+    scalar = device_math("tanh")
 
 
 class Sigmoid(FloatUnary):
@@ -329,6 +460,8 @@ class Sigmoid(FloatUnary):
         out = saved[0]
         return (F.mul(g, F.mul(out, F.sub(1.0, out))),)
 
+    scalar = device_math("sigmoid")
+
 
 class Erf(FloatUnary):
     saves = (0,)
@@ -340,6 +473,8 @@ class Erf(FloatUnary):
     def backward(F, g, saved, node):
         a = saved[0]
         return (F.mul(g, F.mul(F.exp(F.neg(F.mul(a, a))), 2.0 / math.sqrt(math.pi))),)
+
+    scalar = device_math("erf")
 
 
 _erf_ufunc = None
@@ -362,6 +497,15 @@ class Relu(Elementwise):
 
     def backward(F, g, saved, node):
         return (F.mul(g, F.gt(saved[0], 0)),)
+
+    def scalar(S, args, p, out):
+        a = args[0]
+        if a.dtype == BOOL:
+            return a.name, BOOL
+        z = S.literal(0, a.dtype)
+        if a.dtype.kind == "f":
+            return S.max_nan(a.name, z), a.dtype
+        return f"({a.name} if {a.name} >= {z} else {z})", a.dtype
 
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -397,6 +541,22 @@ class Gelu(FloatUnary):
             d = F.add(cdf, F.mul(x, pdf))
         return (F.mul(g, d),)
 
+    def scalar(S, args, p, out):
+        ft = S.floating(args[0].dtype)
+        x = S.tmp()
+        L = lambda v: S.literal(v, ft)
+        lines = [(x, S.arg(args[0], ft))]
+        approx = p.get("approximate", "none")
+        if approx == "tanh":   # as forward: c * (a + 0.044715 * a * a * a), then tanh
+            inner = S.tmp()
+            lines.append((inner, f"{L(_SQRT_2_OVER_PI)} * ({x} + {L(0.044715)} * {x} * {x} * {x})"))
+            lines.append((None, f"{L(0.5)} * {x} * ({L(1.0)} + {S.fn('tanh', inner, ft)})"))
+        else:
+            S.need(approx == "none")
+            erf = S.fn("erf", f"{x} * {L(_INV_SQRT_2)}", ft)
+            lines.append((None, f"{L(0.5)} * {x} * ({L(1.0)} + {erf})"))
+        return lines, ft
+
 
 class Silu(FloatUnary):
     saves = (0,)
@@ -409,6 +569,12 @@ class Silu(FloatUnary):
         x = saved[0]
         s = F.sigmoid(x)
         return (F.mul(g, F.mul(s, F.add(F.mul(x, F.sub(1.0, s)), 1.0))),)
+
+    def scalar(S, args, p, out):
+        ft = S.floating(args[0].dtype)
+        x = S.tmp()
+        return [(x, S.arg(args[0], ft)),
+                (None, f"{x} / ({S.literal(1.0, ft)} + {S.fn('exp', f'-{x}', ft)})")], ft
 
 
 class Softplus(FloatUnary):
@@ -427,6 +593,19 @@ class Softplus(FloatUnary):
         threshold = node.params.get("threshold", 20.0)
         z = F.mul(x, beta)
         return (F.mul(g, F.where(F.gt(z, threshold), 1.0, F.sigmoid(z))),)
+
+    def scalar(S, args, p, out):
+        ft = S.floating(args[0].dtype)
+        beta, threshold = p.get("beta", 1.0), p.get("threshold", 20.0)
+        S.need(isinstance(beta, (int, float)) and isinstance(threshold, (int, float)))
+        x, z, soft = S.tmp(), S.tmp(), S.tmp()
+        zero = S.literal(0, ft)
+        log1p_exp = S.fn("log1p", S.fn("exp", f"-abs({z})", ft), ft)
+        # as forward: z = a*beta; soft = (max(z, 0) + log1p(exp(-|z|))) / beta
+        return [(x, S.arg(args[0], ft)),
+                (z, f"{x} * {S.literal(beta, ft)}"),
+                (soft, f"({S.max_nan(z, zero)} + {log1p_exp}) / {S.literal(beta, ft)}"),
+                (None, f"{x} if {z} > {S.literal(threshold, ft)} else {soft}")], ft
 
 
 class Clamp(Elementwise):
@@ -456,6 +635,25 @@ class Clamp(Elementwise):
             mask = m2 if mask is None else F.logical_and(mask, m2)
         return (F.mul(g, mask),)
 
+    def scalar(S, args, p, out):
+        lo, hi = p.get("min"), p.get("max")
+        S.need(all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+                   for v in (lo, hi)) and (lo is not None or hi is not None))
+        a = args[0]
+        S.need(a.dtype != BOOL and out != BOOL)
+        e = S.cast(a.name, a.dtype, out)
+        lines = []
+        for bound, pick in ((lo, S.max_nan), (hi, S.min_nan)):
+            if bound is None:
+                continue
+            t = S.tmp()
+            lines.append((t, e))
+            b = S.literal(bound, out)
+            cmp = ">=" if pick is S.max_nan else "<="
+            e = pick(t, b) if out.kind == "f" else f"({t} if {t} {cmp} {b} else {b})"
+        lines.append((None, e))
+        return lines, out
+
 
 class Maximum(Binary):
     saves = (0, 1)
@@ -467,6 +665,14 @@ class Maximum(Binary):
         a, b = saved
         return _minmax_grads(F, g, F.gt(a, b), F.eq(a, b), node)
 
+    def scalar(S, args, p, out):
+        rt, a, b = S.binary(args)
+        if rt == BOOL:
+            return f"{a} | {b}", rt
+        if rt.kind == "f":
+            return S.max_nan(a, b), rt
+        return f"({a} if {a} >= {b} else {b})", rt
+
 
 class Minimum(Binary):
     saves = (0, 1)
@@ -477,6 +683,14 @@ class Minimum(Binary):
     def backward(F, g, saved, node):
         a, b = saved
         return _minmax_grads(F, g, F.lt(a, b), F.eq(a, b), node)
+
+    def scalar(S, args, p, out):
+        rt, a, b = S.binary(args)
+        if rt == BOOL:
+            return f"{a} & {b}", rt
+        if rt.kind == "f":
+            return S.min_nan(a, b), rt
+        return f"({a} if {a} <= {b} else {b})", rt
 
 
 def _minmax_grads(F, g, wins, ties, node):
@@ -506,6 +720,12 @@ class Where(Elementwise):
         gb = F.where(cond, 0.0, g) if n[2] else None
         return None, ga, gb
 
+    def scalar(S, args, p, out):
+        c, a, b = args
+        S.need(c.is_lit or c.dtype == BOOL)
+        rt = S.promoted(a, b)
+        return f"({S.arg(a, rt)} if {S.truth(c)} else {S.arg(b, rt)})", rt
+
 
 # -- piecewise-constant ops: zero gradient, as PyTorch --------------------------------
 
@@ -520,25 +740,46 @@ class Sign(_ZeroGrad):
     def forward(a):
         return np.sign(a) if a.dtype.kind != "b" else a.copy()
 
+    def scalar(S, args, p, out):
+        a = args[0]
+        if a.dtype == BOOL:
+            return a.name, BOOL
+        dt = a.dtype
+        one, zero = S.literal(1, dt), S.literal(0, dt)
+        mone = S.literal(-1, dt) if dt.kind != "u" else zero
+        x = a.name
+        tail = f"({zero} if {x} == {zero} else {x})" if dt.kind == "f" else zero
+        return f"({one} if {x} > {zero} else ({mone} if {x} < {zero} else {tail}))", dt
+
 
 class Floor(_ZeroGrad):
     def forward(a):
         return np.floor(a) if a.dtype.kind == "f" else a.copy()
+
+    scalar = rounding("floor")
 
 
 class Ceil(_ZeroGrad):
     def forward(a):
         return np.ceil(a) if a.dtype.kind == "f" else a.copy()
 
+    scalar = rounding("ceil")
+
 
 class Round(_ZeroGrad):
     def forward(a, decimals=0):
         return np.round(a, decimals) if a.dtype.kind == "f" else a.copy()
 
+    def scalar(S, args, p, out):
+        S.need(p.get("decimals", 0) == 0)
+        return rounding("rint")(S, args, p, out)
+
 
 class Trunc(_ZeroGrad):
     def forward(a):
         return np.trunc(a) if a.dtype.kind == "f" else a.copy()
+
+    scalar = rounding("trunc")
 
 
 # -- comparisons and logic: bool results, no gradient -----------------------------------
@@ -553,45 +794,63 @@ class Eq(Compare):
     def forward(a, b):
         return np.equal(a, b)
 
+    scalar = compare("==")
+
 
 class Ne(Compare):
     def forward(a, b):
         return np.not_equal(a, b)
+
+    scalar = compare("!=")
 
 
 class Lt(Compare):
     def forward(a, b):
         return np.less(a, b)
 
+    scalar = compare("<")
+
 
 class Le(Compare):
     def forward(a, b):
         return np.less_equal(a, b)
+
+    scalar = compare("<=")
 
 
 class Gt(Compare):
     def forward(a, b):
         return np.greater(a, b)
 
+    scalar = compare(">")
+
 
 class Ge(Compare):
     def forward(a, b):
         return np.greater_equal(a, b)
+
+    scalar = compare(">=")
 
 
 class LogicalAnd(Compare):
     def forward(a, b):
         return np.logical_and(a, b)
 
+    scalar = logical("&")
+
 
 class LogicalOr(Compare):
     def forward(a, b):
         return np.logical_or(a, b)
 
+    scalar = logical("|")
+
 
 class LogicalXor(Compare):
     def forward(a, b):
         return np.logical_xor(a, b)
+
+    scalar = logical("^")
 
 
 class LogicalNot(Elementwise):
@@ -600,6 +859,9 @@ class LogicalNot(Elementwise):
 
     def forward(a):
         return np.logical_not(a)
+
+    def scalar(S, args, p, out):
+        return f"not {S.truth(args[0])}", BOOL
 
 
 class BitwiseNot(Elementwise):
@@ -610,6 +872,13 @@ class BitwiseNot(Elementwise):
             raise TypeError(f"bitwise_not: not implemented for {a.dtype} tensors")
         return np.invert(a)
 
+    def scalar(S, args, p, out):
+        a = args[0]
+        S.need(a.dtype.kind in "biu")
+        if a.dtype == BOOL:
+            return f"not {a.name}", BOOL
+        return f"~{a.name}", I64
+
 
 class Isnan(Elementwise):
     differentiable = False
@@ -617,6 +886,8 @@ class Isnan(Elementwise):
 
     def forward(a):
         return np.isnan(a)
+
+    scalar = float_test("isnan", False)
 
 
 class Isinf(Elementwise):
@@ -626,6 +897,8 @@ class Isinf(Elementwise):
     def forward(a):
         return np.isinf(a)
 
+    scalar = float_test("isinf", False)
+
 
 class Isfinite(Elementwise):
     differentiable = False
@@ -633,6 +906,8 @@ class Isfinite(Elementwise):
 
     def forward(a):
         return np.isfinite(a)
+
+    scalar = float_test("isfinite", True)
 
 
 # -- casts ------------------------------------------------------------------------------
@@ -648,3 +923,6 @@ class Cast(Elementwise):
 
     def backward(F, g, saved, node):
         return (g,)
+
+    def scalar(S, args, p, out):
+        return S.arg(args[0], out), out
