@@ -242,7 +242,7 @@ def numba_program(graph: Graph, name: str = "graph", *,
     where safe (:func:`_inplace_ok`) the kernel computes that output into the input's
     array, sparing a separate copy.
     """
-    fused = fuse(graph)
+    fused = fuse(graph, CPU)
     if any(getattr(n.op, "__module__", "") in _BLAS_MODULES for n in fused.nodes):
         parallel_min = max(parallel_min, BLAS_PARALLEL_MIN)
     contiguous: set = set()

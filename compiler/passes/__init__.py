@@ -2,10 +2,10 @@
 
 ``simplify`` drops no-op reshapes and casts, ``constfold`` (folded constants can make
 nodes equal), then ``cse``, then ``dce`` last (drops what folding and merging left
-unused).  Fusion is not here: it only pays off
-for the numba backend, whose codegen calls :func:`.fusion.fuse` itself
-(:func:`compiler.codegen.numba_cpu.numba_program`), so ``optimize`` stays
-backend-independent and the optimized graph (``Path.graph``) stays op-per-node.
+unused).  Fusion (:func:`.fusion.fuse`, or :func:`.fusion.fusion_for` a device) is a
+pass of the same form, parameterised by what the device can fuse; it is not in this
+list because the generated-Python tier runs the optimized graph (``Path.graph``) one op
+per node, and each device's code generator fuses for itself.
 """
 
 from __future__ import annotations

@@ -1,9 +1,12 @@
 """Fusion: group maximal convex sets of elementwise nodes into ``FusedElementwise`` nodes.
 
 Which nodes fuse
-    Nodes whose op is elementwise (``op.elementwise``, which includes ``Cast``) and that
-    the device can write as a scalar expression (:func:`eager.ops.scalarexpr.supports`: op known,
-    dtypes bool/int/float32/float64, literal params).  All members of a group have the
+    What the device can fuse decides (a :class:`runtime.device.Device`: its ``dtypes``,
+    its ``math`` table, its ``reductions`` and ``singleton_min``), so fusion decisions are
+    testable without compiling anything.  Nodes whose op is elementwise
+    (``op.elementwise``, which includes ``Cast``) and whose scalar expression the device
+    can write (:func:`eager.ops.scalarexpr.supports`: dtypes it computes in, math it has,
+    literal params) fuse.  All members of a group have the
     same output shape, the group's *loop shape*; their inputs may be anything that
     broadcasts to it.  An ``Expand`` feeding a group is absorbed (the group reads the
     unexpanded value with broadcast indexing instead of a materialized copy).
@@ -44,9 +47,10 @@ Reductions
     the reduction; the kernel accumulates while it computes the prologue, whose values
     are never written to memory.
 
-Fusion is not in :data:`compiler.passes.PASSES`: ``optimize`` is backend-independent and
-only the numba backend profits from it, so :func:`compiler.codegen.numba_cpu.numba_program`
-calls :func:`fuse` itself.
+Fusion is a pass like the others (``fuse(graph, device)``, or :func:`fusion_for`'s
+``Graph -> Graph``) but not in :data:`compiler.passes.PASSES`: ``optimize`` keeps the
+graph one op per node for the generated-Python tier, and each device's code generator
+fuses for itself.
 """
 
 from __future__ import annotations
@@ -59,13 +63,11 @@ from eager.ops import reduce as _R
 from eager.ops import scalarexpr
 from eager.ops.base import Op
 from eager.ops.shape import Expand
+from runtime.device import Device
+from runtime.device import get as get_device
 
 from ..ir import Graph, Guard, Node, Value, run_graph
 from .dce import dce
-
-#: single-node groups smaller than this stay NumPy calls (a ufunc is as good as a kernel
-#: there; larger ones get parallel loops and buffer reuse)
-SINGLETON_MIN = 32768
 
 
 class ScalarGraph(Graph):
@@ -112,12 +114,12 @@ class FusedReduction(Op):
 _REDUCTIONS = (_R.Sum, _R.Mean, _R.Amax, _R.Amin)
 
 
-def reduction_ok(n: Node) -> bool:
-    """A reduction a kernel can compute after an elementwise prologue: over trailing
-    dimensions, of a supported dtype (mean of floats; amax/amin of numbers)."""
-    from runtime.cpu import DEVICE
-    DTYPES = DEVICE.dtypes
-    if n.op not in _REDUCTIONS or n.out is None or type(n.inputs[0]) is not Value:
+def reduction_ok(n: Node, device: Device) -> bool:
+    """A reduction the device's kernels compute after an elementwise prologue: over
+    trailing dimensions, of a supported dtype (mean of floats; amax/amin of numbers)."""
+    DTYPES = device.dtypes
+    if n.op not in _REDUCTIONS or n.op.name not in device.reductions or n.out is None \
+            or type(n.inputs[0]) is not Value:
         return False
     v = n.inputs[0]
     dims = n.params.get("dim")
@@ -152,11 +154,11 @@ def _is_effect(n: Node) -> bool:
     return n.op is Guard or getattr(n.op, "random", False)
 
 
-def fusible(n: Node) -> bool:
-    from runtime.cpu import DEVICE
+def fusible(n: Node, device: Device) -> bool:
+    """Whether the device's kernels can compute ``n`` inside a fused group."""
     if n.out is None or not getattr(n.op, "elementwise", False) or _is_effect(n):
         return False
-    return scalarexpr.supports(n, DEVICE.dtypes, DEVICE.math)
+    return scalarexpr.supports(n, device.dtypes, device.math)
 
 
 class _Group:
@@ -176,8 +178,22 @@ def _convex(bits: int, anc: int, desc: int) -> bool:
     return (anc & desc & ~bits) == 0
 
 
-def fuse(graph: Graph, singleton_min: int = SINGLETON_MIN) -> Graph:
-    """Return a graph where fusible groups are :class:`FusedElementwise` nodes."""
+def fusion_for(device: Device):
+    """The fusion pass for ``device``: a ``Graph -> Graph`` function."""
+    def fusion(graph: Graph) -> Graph:
+        return fuse(graph, device)
+    fusion.__name__ = f"fuse_{device.type}"
+    return fusion
+
+
+def fuse(graph: Graph, device: Device | None = None, singleton_min: int | None = None) -> Graph:
+    """Return a graph where groups ``device`` can fuse (the CPU when None) are
+    :class:`FusedElementwise` / :class:`FusedReduction` nodes.  ``singleton_min``
+    (default: the device's): a lone node smaller than this stays unfused."""
+    if device is None:
+        device = get_device("cpu")
+    if singleton_min is None:
+        singleton_min = device.singleton_min
     nodes = graph.nodes
     n_nodes = len(nodes)
     prod: dict = {}
@@ -215,7 +231,7 @@ def fuse(graph: Graph, singleton_min: int = SINGLETON_MIN) -> Graph:
         d = desc[i] | (1 << i)
         for p in parents[i]:
             desc[p] |= d
-    ok = [fusible(n) for n in nodes]
+    ok = [fusible(n, device) for n in nodes]
 
     # vertical: join the producers' groups when convex
     group_of: list = [None] * n_nodes
@@ -266,7 +282,7 @@ def fuse(graph: Graph, singleton_min: int = SINGLETON_MIN) -> Graph:
     # reductions whose input only a group computes (and only they use) join that group
     reduce_of: dict = {}
     for r, n in enumerate(nodes):
-        if not reduction_ok(n):
+        if not reduction_ok(n, device):
             continue
         v = n.inputs[0]
         p = prod.get(v.id)

@@ -24,6 +24,8 @@ from eager.ops import elementwise as E
 from eager.ops import factory as Fa
 from eager.ops import reduce as R
 from eager.ops import shape as S
+from runtime.cpu import CPU as CPUDevice
+from runtime.cpu import DEVICE as CPU
 from tests.graphs import Builder, trace
 
 
@@ -176,10 +178,10 @@ def test_unsupported_nodes_are_not_fused():
     b = Builder()
     x = b.input(np.ones(3, np.float16))
     y = b.input(np.ones(3, np.float32))
-    assert not fusible(Node(E.Exp, [x], {}, Value(9, (3,), np.float16)))    # no float16
+    assert not fusible(Node(E.Exp, [x], {}, Value(9, (3,), np.float16)), CPU)  # no float16
     z = b(E.Round, y, decimals=2)
-    assert not fusible(b.nodes[-1])
-    assert fusible(Node(E.Round, [y], {"decimals": 0}, z))
+    assert not fusible(b.nodes[-1], CPU)
+    assert fusible(Node(E.Round, [y], {"decimals": 0}, z), CPU)
 
 
 # -- properties on random graphs --------------------------------------------------------------
@@ -261,11 +263,11 @@ def test_random_graphs_convex_maximal_and_equal(seed):
             unit[m] = ("g", k)
     # maximal: two fusible neighbours in different units could not be merged
     for i, n in enumerate(g.nodes):
-        if not fusible(n):
+        if not fusible(n, CPU):
             continue
         for v in n.values():
             p = prod.get(v.id)
-            if p is None or not fusible(g.nodes[p]) or unit[p] == unit[i]:
+            if p is None or not fusible(g.nodes[p], CPU) or unit[p] == unit[i]:
                 continue
             if g.nodes[p].out.shape != n.out.shape or seg[p] != seg[i]:
                 continue
@@ -332,11 +334,31 @@ def test_reduction_checks():
     x = b.input(np.ones((2, 3), np.float32))
     i = b.input(np.ones((2, 3), np.int32))
     assert reduction_ok(Node(R.Sum, [x], {"dim": (1,), "keepdim": False, "dtype": None},
-                             Value(50, (2,), np.float32)))
+                             Value(50, (2,), np.float32)), CPU)
     assert reduction_ok(Node(R.Sum, [i], {"dim": (0, 1), "keepdim": False, "dtype": None},
-                             Value(50, (), np.int64)))
+                             Value(50, (), np.int64)), CPU)
     assert not reduction_ok(Node(R.Sum, [x], {"dim": (0,), "keepdim": False, "dtype": None},
-                                 Value(50, (3,), np.float32)))
+                                 Value(50, (3,), np.float32)), CPU)
     assert not reduction_ok(Node(R.Mean, [i], {"dim": (1,), "keepdim": False, "dtype": None},
-                                 Value(50, (2,), np.int32)))
-    assert not reduction_ok(Node(R.Softmax, [x], {"dim": 1}, Value(50, (2, 3), np.float32)))
+                                 Value(50, (2,), np.int32)), CPU)
+    assert not reduction_ok(Node(R.Softmax, [x], {"dim": 1}, Value(50, (2, 3), np.float32)), CPU)
+
+
+def test_fusion_asks_the_device_what_it_can_fuse():
+    """A device without tanh in its math table, without float64 or without reductions
+    gets those nodes unfused: fusion decisions need no code generator."""
+    class NoTanh(CPUDevice):
+        math = {k: v for k, v in CPU.math.items() if k != "tanh"}
+        reductions = frozenset()
+        dtypes = CPU.dtypes - {np.dtype(np.float64)}
+
+    dev = NoTanh()
+    b = Builder()
+    x = b.input(np.ones((4, 3), np.float32))
+    d = b.input(np.ones((4, 3), np.float64))
+    assert fusible(Node(E.Tanh, [x], {}, Value(9, (4, 3), np.float32)), CPU)
+    assert not fusible(Node(E.Tanh, [x], {}, Value(9, (4, 3), np.float32)), dev)
+    assert not fusible(Node(E.Exp, [d], {}, Value(9, (4, 3), np.float64)), dev)
+    g = b.graph(b(R.Sum, b(E.Exp, b(E.Mul, x, 2.0)), dim=(1,), keepdim=False, dtype=None))
+    assert [n.op for n in fuse(g, CPU).nodes] == [FusedReduction]
+    assert [n.op.name for n in fuse(g, dev, singleton_min=0).nodes] == ["fused", "sum"]
