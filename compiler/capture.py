@@ -25,7 +25,7 @@ import sys
 
 import numpy as np
 
-from eager.tensor import Tensor
+from eager.tensor import Tensor, storage_device
 
 from .ir import Const, Graph, Guard, Node, Value
 
@@ -91,7 +91,7 @@ class Tracer:
 
     # -- values ------------------------------------------------------------------------
     def new_value(self, arr: np.ndarray) -> Value:
-        v = Value(self._next_id, arr.shape, arr.dtype)
+        v = Value(self._next_id, arr.shape, arr.dtype, storage_device(arr).type)
         self._next_id += 1
         return v
 

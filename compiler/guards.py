@@ -1,6 +1,7 @@
 """Guards: the cache key of a call, and explanations of why a key changed.
 
-The key holds, per flattened argument, a tensor's (shape, dtype, requires_grad) or a
+The key holds, per flattened argument, a tensor's (shape, dtype, requires_grad, storage
+type: the device) or a
 hashable Python value, plus the grad mode: one dict lookup finds the traces for a call.
 Guards on tensors the function reads but does not receive (lifted tensors, ``.grad``)
 and on Python values (``Module.training``, ``lr``) are checked per trace: see
@@ -13,6 +14,7 @@ import numpy as np
 
 from eager._state import STATE
 from eager.tensor import Tensor
+from runtime import device as runtime_device
 
 _TENSOR = "T"
 
@@ -26,7 +28,7 @@ def flatten(args: tuple, kwargs: dict):
             if type(a) is Tensor:
                 tensors.append(a)
                 d = a._data
-                parts.append((_TENSOR, d.shape, d.dtype.char, a.requires_grad))
+                parts.append((_TENSOR, d.shape, d.dtype.char, a.requires_grad, type(d)))
             elif type(a) in (int, float, bool, str):
                 parts.append((type(a).__name__, a))
             else:
@@ -41,7 +43,7 @@ def _key_of(obj, tensors):
     if isinstance(obj, Tensor):
         tensors.append(obj)
         d = obj._data
-        return (_TENSOR, d.shape, d.dtype.char, obj.requires_grad)
+        return (_TENSOR, d.shape, d.dtype.char, obj.requires_grad, type(d))
     t = type(obj)
     if t is tuple or t is list:
         return (t.__name__, tuple(_key_of(o, tensors) for o in obj))
@@ -75,14 +77,18 @@ def describe_key_change(old_key, new_key, names) -> str:
             continue
         where = _name(path, names)
         if a[0] == _TENSOR and b[0] == _TENSOR:
-            for i, what in ((1, "shape"), (2, "dtype"), (3, "requires_grad")):
+            for i, what in ((1, "shape"), (2, "dtype"), (3, "requires_grad"), (4, "device")):
                 if a[i] != b[i]:
-                    fmt = (lambda c: str(np.dtype(c))) if what == "dtype" else repr
+                    fmt = _FORMAT.get(what, repr)
                     return f"{where}: {what} {fmt(a[i])} != {fmt(b[i])}"
         return f"{where}: {_short(a)} != {_short(b)}"
     if len(old_leaves) != len(new_leaves):
         return f"number of arguments: {len(old_leaves)} != {len(new_leaves)}"
     return "arguments differ"
+
+
+_FORMAT = {"dtype": lambda c: str(np.dtype(c)),
+           "device": lambda storage_type: runtime_device.of_type(storage_type).type}
 
 
 def _short(k) -> str:
@@ -125,7 +131,8 @@ class Preconditions:
                  "empty")
 
     def __init__(self, lifted, grad_inputs, grad_none, py_guards, same_args):
-        self.lifted = [(t, t._data.shape, t._data.dtype, rg) for t, rg in lifted]
+        self.lifted = [(t, t._data.shape, t._data.dtype, rg, type(t._data))
+                       for t, rg in lifted]
         self.lifted_ids = {id(t) for t, _ in lifted}
         self.grad_inputs = []  # (ref, shape, dtype); refs: ("arg", i) or ("obj", tensor)
         for r in grad_inputs:
@@ -140,8 +147,10 @@ class Preconditions:
 
     def failure(self, tensors) -> str | None:
         """None when every guard holds, else the first one that fails, in words."""
-        for t, shape, dtype, rg in self.lifted:
+        for t, shape, dtype, rg, storage in self.lifted:
             d = t._data
+            if type(d) is not storage:
+                return f"lifted tensor {_tname(t)}: moved to another device"
             if d.shape != shape:
                 return f"lifted tensor {_tname(t)}: shape {shape} != {d.shape}"
             if d.dtype != dtype:

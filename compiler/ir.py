@@ -16,14 +16,16 @@ from eager.ops.base import Op
 
 
 class Value:
-    """One SSA value: an array of known shape and dtype."""
+    """One SSA value: an array of known shape and dtype on a device (``"cpu"``,
+    ``"cuda"``: the type name of a :class:`runtime.device.Device`)."""
 
-    __slots__ = ("id", "shape", "dtype")
+    __slots__ = ("id", "shape", "dtype", "device")
 
-    def __init__(self, id: int, shape: tuple, dtype: np.dtype):
+    def __init__(self, id: int, shape: tuple, dtype: np.dtype, device: str = "cpu"):
         self.id = id
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
+        self.device = device
 
     @property
     def ndim(self) -> int:
@@ -111,7 +113,18 @@ class Graph:
 
 
 def _decl(v: Value) -> str:
-    return f"%{v.id}: {v.dtype}{list(v.shape)}"
+    dev = "" if v.device == "cpu" else f"@{v.device}"
+    return f"%{v.id}: {v.dtype}{list(v.shape)}{dev}"
+
+
+def graph_device(g: Graph) -> str:
+    """The device a graph runs on: its values' (eager never mixes devices in one op)."""
+    for v in g.inputs:
+        return v.device
+    for n in g.nodes:
+        if n.out is not None and n.out.dtype != object:
+            return n.out.device
+    return "cpu"
 
 
 def _fmt_param(v) -> str:

@@ -1,14 +1,19 @@
 """The one dispatch point every op goes through.
 
-``dispatch(op, *args, **params)`` promotes dtypes, runs the op's forward on the
-arguments' arrays, wraps the result in a Tensor, records a grad node when grad mode
-is on and an argument requires grad, and, while a compiler tracer is active, tells
-the tracer so that it appends an IR node.  Nothing else creates op results.
+``dispatch(op, *args, **params)`` promotes dtypes, runs the op's implementation for the
+arguments' device (its forward on the CPU, see :func:`implementation`; mixing devices is
+PyTorch's error) on the arguments' storage, wraps the result in a Tensor, records a grad
+node when grad mode is on and an argument requires grad, and, while a compiler tracer is
+active, tells the tracer so that it appends an IR node.  Nothing else creates op results.
 """
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
+
+from runtime import device as runtime_device
 
 from . import dtypes as _dt
 from ._state import STATE
@@ -22,21 +27,28 @@ _make = Tensor._make
 def dispatch(op, *args, **params):
     arrays = []
     rg = False
+    on_device = False
     for a in args:
         if isinstance(a, Tensor):
-            arrays.append(a._data)
+            d = a._data
+            arrays.append(d)
+            if type(d) is not _ndarray:
+                on_device = True
             if a.requires_grad:
                 rg = True
         else:
             arrays.append(a)
-    if op.promotes:
-        arrays = promote(arrays)
-    try:
-        out = op.forward(*arrays, **params)
-    except Exception as exc:
-        raise _explain(op, args, exc) from exc
-    if type(out) is not _ndarray:
-        out = np.asarray(out)
+    if on_device:
+        out = _run_on_device(op, args, arrays, params)
+    else:
+        if op.promotes:
+            arrays = promote(arrays)
+        try:
+            out = op.forward(*arrays, **params)
+        except Exception as exc:
+            raise _explain(op, args, exc) from exc
+        if type(out) is not _ndarray:
+            out = np.asarray(out)
     t = _make(out)
     if op.view:
         base = args[0]
@@ -49,6 +61,65 @@ def dispatch(op, *args, **params):
         STATE.tracer.record(op, args, params, t)
     return t
 
+
+# -- devices other than the CPU ----------------------------------------------------------
+
+#: device type -> {op class: implementation(*storages, **params) -> storage}; each device's
+#: table is filled by its eager package when the device is first used (eager.cuda.ops)
+IMPLS: dict = {}
+_LOADERS = {"cuda": "eager.cuda.ops"}
+
+
+def implementation(op, device_type: str):
+    """The function running ``op`` on a device: the forward itself on the CPU."""
+    if device_type == "cpu":
+        return op.forward
+    table = IMPLS.get(device_type)
+    if table is None:
+        importlib.import_module(_LOADERS[device_type])
+        table = IMPLS[device_type]
+    fn = table.get(op)
+    if fn is None:
+        raise NotImplementedError(f"Could not run '{op.name}' with arguments from the "
+                                  f"'{device_type}' device: {op.name} has no {device_type} "
+                                  f"kernel yet")
+    return fn
+
+
+def same_device(args):
+    """The device of the tensor arguments; PyTorch's error when they differ (a 0-d CPU
+    tensor is a scalar for any device, as in PyTorch: it is copied over)."""
+    found = None
+    for a in args:
+        if isinstance(a, Tensor):
+            dev = a.device
+            if dev.type == "cpu" and a._data.ndim == 0:
+                continue
+            if found is None:
+                found = dev
+            elif dev != found:
+                first, second = (found, dev) if found.type != "cpu" else (dev, found)
+                raise RuntimeError(f"Expected all tensors to be on the same device, but found "
+                                   f"at least two devices, {_name(first)} and {_name(second)}!")
+    return found
+
+
+def _name(dev) -> str:
+    return "cpu" if dev.type == "cpu" else f"{dev.type}:{dev.index or 0}"
+
+
+def _run_on_device(op, args, arrays, params):
+    dev = same_device(args)
+    device = runtime_device.get(dev.type)
+    arrays = [device.from_host(a) if type(a) is _ndarray else a for a in arrays]
+    fn = implementation(op, dev.type)
+    try:
+        return fn(*arrays, **params)
+    except Exception as exc:
+        raise _explain(op, args, exc) from exc
+
+
+# -- promotion ---------------------------------------------------------------------------
 
 def promote(arrays: list) -> list:
     """Cast array arguments to PyTorch's result dtype; Python scalars stay weak."""

@@ -1,6 +1,7 @@
 """The Tensor: a NumPy array plus autograd metadata.
 
-A tensor holds its data in ``_data`` (a NumPy array on the CPU device).  Views share
+A tensor holds its data in ``_data``: its storage, a NumPy array on the CPU device or
+the device's array type elsewhere (:mod:`runtime.device` says which device holds it).  Views share
 ``_data``'s memory and the ``_version`` counter (a one-element list) with their base,
 so an in-place op on either bumps the version that saved tensors check.
 
@@ -11,6 +12,8 @@ this module holds only what every tensor needs regardless of the op set.
 from __future__ import annotations
 
 import numpy as np
+
+from runtime import device as _runtime_device
 
 from . import dtypes as _dt
 from ._state import STATE
@@ -97,7 +100,12 @@ class Tensor:
 
     @property
     def device(self) -> "device":
-        return CPU
+        d = self._data
+        return CPU if type(d) is np.ndarray else storage_device(d)
+
+    @property
+    def is_cuda(self) -> bool:
+        return type(self._data) is not np.ndarray and storage_device(self._data).type == "cuda"
 
     @property
     def is_leaf(self) -> bool:
@@ -372,7 +380,8 @@ class Size(tuple):
 
 
 class device:
-    """A device name.  Only ``cpu`` holds eager tensors for now."""
+    """A device name: ``device("cpu")``, ``device("cuda")``, ``device("cuda", 0)``,
+    ``device("cuda:0")``."""
 
     __slots__ = ("type", "index")
 
@@ -403,6 +412,16 @@ class device:
 
 
 CPU = device("cpu")
+_STORAGE_DEVICES: dict = {}
+
+
+def storage_device(storage) -> device:
+    """The device holding ``storage`` (a tensor's ``_data``)."""
+    dev = _STORAGE_DEVICES.get(type(storage))
+    if dev is None:
+        kind = _runtime_device.of(storage).type
+        dev = _STORAGE_DEVICES[type(storage)] = CPU if kind == "cpu" else device(kind, 0)
+    return dev
 
 
 class _HookHandle:

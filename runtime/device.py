@@ -122,6 +122,16 @@ def of(storage) -> Device:
     return dev
 
 
+def of_type(storage_type: type) -> Device:
+    """The device whose storage is of ``storage_type``."""
+    dev = _BY_STORAGE.get(storage_type)
+    if dev is None:
+        if issubclass(storage_type, np.ndarray):
+            return get("cpu")
+        raise TypeError(f"{storage_type.__name__} is no tensor storage of a known device")
+    return dev
+
+
 def loaded(type_name: str) -> bool:
     """Whether a device's package is imported already (no import is attempted)."""
     return type_name in _LOADED
