@@ -235,14 +235,16 @@ def _inplace_ok(nodes: list, i: int, src, outputs: list) -> bool:
 
 
 def numba_program(graph: Graph, name: str = "graph", *,
-                  parallel_min: int = loops.PARALLEL_MIN, inplace=None) -> CompiledGraph:
-    """Compile ``graph`` with fused Numba kernels (see the module doc).
+                  parallel_min: int = loops.PARALLEL_MIN, inplace=None,
+                  singleton_min: int | None = None) -> CompiledGraph:
+    """Compile ``graph`` with fused Numba kernels (see the module doc).  ``singleton_min``:
+    fuse a lone node from this size (default: the CPU's; 0 makes every op a kernel).
 
     ``inplace`` maps an output value's id to the input Value it replaces (a write-back):
     where safe (:func:`_inplace_ok`) the kernel computes that output into the input's
     array, sparing a separate copy.
     """
-    fused = fuse(graph, CPU)
+    fused = fuse(graph, CPU, singleton_min)
     if any(getattr(n.op, "__module__", "") in _BLAS_MODULES for n in fused.nodes):
         parallel_min = max(parallel_min, BLAS_PARALLEL_MIN)
     contiguous: set = set()
