@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from eager.dispatch import promote
+from eager.dispatch import promote, runner
 from eager.ops.base import Op
+from runtime import device as runtime_device
 
 
 class Value:
@@ -60,6 +61,7 @@ class Const(Op):
     abstract = True
     name = "const"
     differentiable = False
+    any_device = True
 
     def forward(value):
         return value.copy()  # a graph output must not alias the constant across calls
@@ -79,8 +81,11 @@ class Guard(Op):
         return np.asarray(outcome(a, kind) == expected)
 
 
-def outcome(a: np.ndarray, kind: str):
-    """What Python saw when it read array ``a`` as ``kind``."""
+def outcome(a, kind: str):
+    """What Python saw when it read array ``a`` as ``kind`` (a value on another device:
+    only this scalar is copied to the host)."""
+    if type(a) is not np.ndarray:
+        a = runtime_device.of(a).to_host(a)
     x = a.reshape(())
     if kind == "bool":
         return bool(x)
@@ -185,6 +190,8 @@ def run_node(n: Node, env: dict):
         if seen != p["expected"]:
             raise GuardFailed(p["index"], seen)
         return None
+    if n.out is not None and n.out.device != "cpu":
+        return runner(op, n.out.device)(*args, **n.params)
     if op.promotes:
         args = promote(args)
     out = op.forward(*args, **n.params)

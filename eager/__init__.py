@@ -32,6 +32,8 @@ from . import methods as _methods
 from .dispatch import dispatch
 from . import nn, optim, viz
 from .serialization import load, save
+from . import cuda
+from .dlpack import from_dlpack
 
 
 def is_tensor(obj) -> bool:

@@ -38,7 +38,7 @@ def dispatch(op, *args, **params):
                 rg = True
         else:
             arrays.append(a)
-    if on_device:
+    if on_device or op.any_device or (not args and params.get("device", "cpu") != "cpu"):
         out = _run_on_device(op, args, arrays, params)
     else:
         if op.promotes:
@@ -109,14 +109,51 @@ def _name(dev) -> str:
 
 
 def _run_on_device(op, args, arrays, params):
-    dev = same_device(args)
-    device = runtime_device.get(dev.type)
+    if op.any_device:   # to(device): its forward takes storage of any device
+        return op.forward(*arrays, **params)
+    devtype = same_device(args).type if args else str(params["device"]).partition(":")[0]
+    device = runtime_device.get(devtype)
     arrays = [device.from_host(a) if type(a) is _ndarray else a for a in arrays]
-    fn = implementation(op, dev.type)
+    fn = implementation(op, devtype)
     try:
         return fn(*arrays, **params)
     except Exception as exc:
         raise _explain(op, args, exc) from exc
+
+
+def runner(op, device_type: str):
+    """``fn(*storages, **params)`` running ``op`` on ``device_type`` as dispatch would,
+    for compiled programs (CPU storage arguments, e.g. constants, are copied over)."""
+    if op.any_device:
+        return op.forward
+    if device_type == "cpu":
+        if not op.promotes:
+            return op.forward
+        forward = op.forward
+        return lambda *arrays, **params: forward(*promote(list(arrays)), **params)
+    fn = implementation(op, device_type)
+    device = runtime_device.get(device_type)
+
+    def run(*arrays, **params):
+        return fn(*[device.from_host(a) if type(a) is _ndarray else a for a in arrays],
+                  **params)
+    run.__name__ = f"{op.name}_{device_type}"
+    return run
+
+
+def copy_into(dst, src) -> None:
+    """Write ``src`` (storage or a scalar, broadcast and cast as ``astype``) into the storage
+    ``dst`` in place, on any device."""
+    if type(dst) is _ndarray:
+        np.copyto(dst, src, casting="unsafe")
+        return
+    dev = runtime_device.of(dst).type
+    implementation(_CopyInto, dev)(dst, src)
+
+
+class _CopyInto:
+    """The key of a device's in-place copy in :data:`IMPLS` (not an op: no IR node)."""
+    name = "copy_"
 
 
 # -- promotion ---------------------------------------------------------------------------

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime import device as runtime_device
+
 from . import dtypes as _dt
 from ._state import STATE
 from .dispatch import dispatch
 from .fn.args import norm_shape
+from .methods import to_device
 from .ops import factory as _f
 from .ops.factory import initial_seed, manual_seed  # noqa: F401  (re-exported)
-from .tensor import Tensor
+from .tensor import Tensor, host
+from .tensor import device as _device_cls
 
 
 def _infer_np_dtype(data) -> np.dtype:
@@ -52,9 +56,9 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Copy ``data`` (nested lists, scalars, NumPy arrays or tensors) into a new tensor."""
-    _check_device(device)
+    dev = _device_type(device)
     if isinstance(data, Tensor):
-        arr = data._data.copy()
+        arr = host(data._data).copy()
     elif isinstance(data, np.ndarray):
         arr = data.copy()
     else:
@@ -66,18 +70,21 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     elif arr.dtype == np.float64 and not isinstance(data, (np.ndarray, Tensor)):
         arr = arr.astype(np.float32)
     _dt.from_numpy(arr.dtype)
-    t = Tensor._make(arr if arr.flags.c_contiguous else np.array(arr, order="C"))
+    arr = arr if arr.flags.c_contiguous else np.array(arr, order="C")
+    t = Tensor._make(arr if dev == "cpu" else runtime_device.get(dev).from_host(arr))
     if STATE.tracer is not None:
         STATE.tracer.on_new_tensor(t)
     return _finish(t, requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
+    dev = None if device is None else _device_type(device)
     if isinstance(data, Tensor) and (dtype is None or data._data.dtype == _dt.to_numpy(dtype)):
-        return data
-    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == _dt.to_numpy(dtype)):
+        return data if dev is None else to_device(data, dev)
+    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == _dt.to_numpy(dtype)) \
+            and dev in (None, "cpu"):
         return from_numpy(data)
-    return tensor(data, dtype=dtype)
+    return tensor(data, dtype=dtype, device=device)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -91,9 +98,23 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return t
 
 
-def _check_device(device) -> None:
-    if device is not None and str(device) != "cpu":
-        raise RuntimeError(f"eager tensors live on the cpu device; got device={device!r}")
+def _device_type(device) -> str:
+    """The device type asked for (``"cpu"`` when None); PyTorch's error for a bad name,
+    and a clear one when the device cannot be used here."""
+    if device is None:
+        return "cpu"
+    kind = _device_cls(device).type
+    if kind != "cpu" and not runtime_device.available(kind):
+        raise RuntimeError(f"Torch not compiled with CUDA enabled: no {kind} device here "
+                           f"(install the 'cuda' extra on a machine with a GPU, or set "
+                           f"NUMBA_ENABLE_CUDASIM=1 for the simulator)")
+    return kind
+
+
+def _on(device) -> dict:
+    """The ``device`` param of a factory op: none on the CPU (its forward takes none)."""
+    kind = _device_type(device)
+    return {} if kind == "cpu" else {"device": kind}
 
 
 def _float_dtype(dtype) -> np.dtype:
@@ -101,23 +122,25 @@ def _float_dtype(dtype) -> np.dtype:
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _check_device(device)
+    on = _on(device)
     shape = norm_shape((size,) if isinstance(size, int) else tuple(size), "full")
     if dtype is None:
         dtype = _dt.result_type(fill_value)
-    t = dispatch(_f.Full, shape=shape, value=fill_value, dtype=_dt.to_numpy(dtype))
+    t = dispatch(_f.Full, shape=shape, value=fill_value, dtype=_dt.to_numpy(dtype), **on)
     return _finish(t, requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _check_device(device)
-    t = dispatch(_f.Full, shape=norm_shape(size, "zeros"), value=0, dtype=_float_dtype(dtype))
+    on = _on(device)
+    t = dispatch(_f.Full, shape=norm_shape(size, "zeros"), value=0, dtype=_float_dtype(dtype),
+                 **on)
     return _finish(t, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _check_device(device)
-    t = dispatch(_f.Full, shape=norm_shape(size, "ones"), value=1, dtype=_float_dtype(dtype))
+    on = _on(device)
+    t = dispatch(_f.Full, shape=norm_shape(size, "ones"), value=1, dtype=_float_dtype(dtype),
+                 **on)
     return _finish(t, requires_grad)
 
 
@@ -126,43 +149,44 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _check_device(device)
+    on = _on(device)
     if end is None:
         start, end = 0, start
     if step == 0:
         raise RuntimeError("arange: step must be nonzero")
     if dtype is None:
         dtype = _dt.result_type(start, end, step)
-    t = dispatch(_f.Arange, start=start, end=end, step=step, dtype=_dt.to_numpy(dtype))
+    t = dispatch(_f.Arange, start=start, end=end, step=step, dtype=_dt.to_numpy(dtype), **on)
     return _finish(t, requires_grad)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _check_device(device)
-    t = dispatch(_f.Linspace, start=start, end=end, steps=int(steps), dtype=_float_dtype(dtype))
+    on = _on(device)
+    t = dispatch(_f.Linspace, start=start, end=end, steps=int(steps),
+                 dtype=_float_dtype(dtype), **on)
     return _finish(t, requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _check_device(device)
-    t = dispatch(_f.Eye, n=int(n), m=int(n if m is None else m), dtype=_float_dtype(dtype))
+    on = _on(device)
+    t = dispatch(_f.Eye, n=int(n), m=int(n if m is None else m), dtype=_float_dtype(dtype), **on)
     return _finish(t, requires_grad)
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
-    _check_device(device)
-    t = dispatch(_f.Rand, shape=norm_shape(size, "rand"), dtype=_float_dtype(dtype))
+    on = _on(device)
+    t = dispatch(_f.Rand, shape=norm_shape(size, "rand"), dtype=_float_dtype(dtype), **on)
     return _finish(t, requires_grad)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
-    _check_device(device)
-    t = dispatch(_f.Randn, shape=norm_shape(size, "randn"), dtype=_float_dtype(dtype))
+    on = _on(device)
+    t = dispatch(_f.Randn, shape=norm_shape(size, "randn"), dtype=_float_dtype(dtype), **on)
     return _finish(t, requires_grad)
 
 
 def randint(low, high=None, size=None, *, dtype=None, device=None, generator=None) -> Tensor:
-    _check_device(device)
+    on = _on(device)
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
             raise TypeError("randint() missing required argument 'size'")
@@ -173,13 +197,14 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, generator=Non
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
     return dispatch(_f.Randint, low=int(low), high=int(high), shape=norm_shape(tuple(size)),
-                    dtype=_dt.DEFAULT_INT.np if dtype is None else _dt.to_numpy(dtype))
+                    dtype=_dt.DEFAULT_INT.np if dtype is None else _dt.to_numpy(dtype), **on)
 
 
 def _like(fn):
     def like(input, *, dtype=None, device=None, requires_grad=False, **kw):
         dt = input.dtype if dtype is None else dtype
-        return fn(tuple(input.shape), dtype=dt, requires_grad=requires_grad, **kw)
+        dev = input.device if device is None else device
+        return fn(tuple(input.shape), dtype=dt, device=dev, requires_grad=requires_grad, **kw)
     like.__name__ = fn.__name__ + "_like"
     return like
 
@@ -193,8 +218,11 @@ randn_like = _like(randn)
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     dt = input.dtype if dtype is None else dtype
-    return full(tuple(input.shape), fill_value, dtype=dt, requires_grad=requires_grad)
+    dev = input.device if device is None else device
+    return full(tuple(input.shape), fill_value, dtype=dt, device=dev,
+                requires_grad=requires_grad)
 
 
-def randint_like(input, low, high=None, *, dtype=None) -> Tensor:
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
+def randint_like(input, low, high=None, *, dtype=None, device=None) -> Tensor:
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
+                   device=input.device if device is None else device)

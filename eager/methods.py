@@ -12,6 +12,7 @@ import numpy as np
 from . import dtypes as _dt
 from . import fn as _fn_pkg
 from ._state import STATE
+from .dispatch import copy_into
 from .fn import elementwise as fn
 from .tensor import Tensor
 
@@ -28,9 +29,17 @@ def inplace(self: Tensor, result: Tensor, opname: str) -> Tensor:
                            "of an autograd graph is not supported; use an out-of-place op")
     src = result._data
     dst = self._data
+    on_cpu = type(dst) is np.ndarray
+    if type(src) is not type(dst):
+        from .dispatch import same_device
+        same_device((self, result))
     if src.shape != dst.shape:
         try:
-            src = np.broadcast_to(src, dst.shape)
+            np.broadcast_shapes(src.shape, dst.shape)
+            if np.broadcast_shapes(src.shape, dst.shape) != dst.shape:
+                raise ValueError
+            if on_cpu:
+                src = np.broadcast_to(src, dst.shape)
         except ValueError:
             raise RuntimeError(f"{opname}: output with shape {list(dst.shape)} doesn't match the "
                                f"broadcast shape {list(src.shape)}") from None
@@ -39,8 +48,9 @@ def inplace(self: Tensor, result: Tensor, opname: str) -> Tensor:
             raise RuntimeError(f"{opname}: result type {src.dtype} can't be cast to the "
                                f"desired output type {dst.dtype}")
         result = fn.cast(result, _dt.from_numpy(dst.dtype))  # recorded: tracer sees dtype
-        src = result._data if result._data.shape == dst.shape else \
-            np.broadcast_to(result._data, dst.shape)
+        src = result._data
+        if on_cpu and src.shape != dst.shape:
+            src = np.broadcast_to(src, dst.shape)
     if not dst.flags.writeable:
         raise RuntimeError(f"{opname}: unsupported operation: the tensor is read-only (more "
                            "than one element of it may refer to a single memory location, as "
@@ -48,7 +58,10 @@ def inplace(self: Tensor, result: Tensor, opname: str) -> Tensor:
     node = result.grad_fn
     if node is not None and node.saved:
         _save_old_value(node, self)
-    np.copyto(dst, src, casting="unsafe")
+    if on_cpu:
+        np.copyto(dst, src, casting="unsafe")
+    else:
+        copy_into(dst, src)
     v = self._version
     v[0] += 1
     v[1] = opname
@@ -79,7 +92,7 @@ def _save_old_value(node, self: Tensor) -> None:
 
 def _fast_inplace(self: Tensor, ufunc, other) -> bool:
     """True in-place ufunc when nothing needs recording (no grad, no tracer)."""
-    if STATE.tracer is not None:
+    if STATE.tracer is not None or type(self._data) is not np.ndarray:
         return False
     if isinstance(other, Tensor):
         if other.requires_grad and STATE.grad_enabled:
@@ -166,29 +179,47 @@ def _install():
 _install()
 
 
-def to_args_dtype(args, kwargs):
-    """The dtype asked for by ``to(dtype)``, ``to(device)``, ``to(other)``,
-    ``to(device, dtype)`` (None if only a device); devices other than cpu raise."""
-    from .factories import _check_device
+def to_args(args, kwargs) -> tuple:
+    """(device type or None, dtype or None) asked for by ``to(dtype)``, ``to(device)``,
+    ``to(other)``, ``to(device, dtype)`` (and ``device=``/``dtype=`` keywords)."""
+    from .tensor import device as _device
     dtype = kwargs.get("dtype")
+    dev = kwargs.get("device")
     for a in args:
         if isinstance(a, Tensor):
-            dtype = a.dtype
-        elif isinstance(a, str) or type(a).__name__ == "device":
-            _check_device(a)
+            dtype, dev = a.dtype, a.device
+        elif isinstance(a, (str, _device)):
+            dev = a
         elif a is not None:
             dtype = a
-    if kwargs.get("device") is not None:
-        _check_device(kwargs["device"])
-    return dtype
+    return (None if dev is None else _device(dev).type), dtype
+
+
+def to_args_dtype(args, kwargs):
+    """The dtype asked for by ``to(...)`` (None if only a device)."""
+    return to_args(args, kwargs)[1]
+
+
+def to_device(t: Tensor, device_type: str) -> Tensor:
+    """``t`` on ``device_type`` (``t`` itself when it is there already): a recorded,
+    differentiable copy."""
+    if t.device.type == device_type:
+        return t
+    from .dispatch import dispatch
+    from .factories import _device_type
+    from .ops.device import ToDevice
+    _device_type(device_type)  # PyTorch's error when the device cannot be used here
+    return dispatch(ToDevice, t, device=device_type, source=t.device.type)
 
 
 def _to(self, *args, **kwargs):
     """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``."""
-    dtype = to_args_dtype(args, kwargs)
-    if dtype is None:
-        return self
-    out = fn.cast(self, dtype)
+    dev, dtype = to_args(args, kwargs)
+    out = self
+    if dev is not None:
+        out = to_device(out, dev)
+    if dtype is not None:
+        out = fn.cast(out, dtype)
     if kwargs.get("copy") and out is self:
         return self.clone()
     return out
@@ -239,7 +270,9 @@ def _install_conversions():
     T.long = lambda self: fn.cast(self, "int64")
     T.int = lambda self: fn.cast(self, "int32")
     T.bool = lambda self: fn.cast(self, "bool")
-    T.cpu = lambda self: self
+    T.cpu = lambda self, memory_format=None: to_device(self, "cpu")
+    T.cuda = lambda self, device=None, non_blocking=False, memory_format=None: \
+        to_device(self, "cuda")
     from .fn.shape import permute, transpose
     T.T = property(lambda self: permute(self, tuple(range(self.ndim - 1, -1, -1))))
     T.mT = property(lambda self: transpose(self, -2, -1))

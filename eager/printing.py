@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from . import dtypes as _dt
+from .tensor import host
 
 PRECISION = 4
 THRESHOLD = 1000
@@ -121,7 +122,7 @@ def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
 
 
 def tensor_repr(t) -> str:
-    arr = t._data
+    arr = host(t._data)
     prefix = "tensor("
     indent = len(prefix)
     shown = arr.astype(np.float32) if arr.dtype == np.float16 else arr
@@ -139,6 +140,8 @@ def tensor_repr(t) -> str:
             suffixes.append(f"dtype={_dt.from_numpy(arr.dtype)!r}")
     elif arr.dtype not in (_dt.DEFAULT_FLOAT.np, _dt.DEFAULT_INT.np, _dt.bool_.np):
         suffixes.append(f"dtype={_dt.from_numpy(arr.dtype)!r}")
+    if type(t._data) is not np.ndarray:
+        suffixes.insert(0, f"device='{t.device}'")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:

@@ -122,7 +122,10 @@ class Tensor:
         return st if dim is None else st[_wrap_dim(dim, self._data.ndim, "stride")]
 
     def data_ptr(self) -> int:
-        return self._data.__array_interface__["data"][0]
+        d = self._data
+        if type(d) is np.ndarray:
+            return d.__array_interface__["data"][0]
+        return d.__cuda_array_interface__["data"][0]
 
     @property
     def data(self) -> "Tensor":
@@ -234,19 +237,37 @@ class Tensor:
 
     # -- reads that leave the graph -------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
+        if type(self._data) is not np.ndarray and not force:
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                            "Tensor.cpu() to copy the tensor to host memory first.")
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
         _leave(self, "numpy()")
-        return self._data
+        return host(self._data)
 
     def tolist(self):
         _leave(self, "tolist()")
-        return self._data.tolist()
+        return host(self._data).tolist()
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """The CUDA array interface of a CUDA tensor's memory (zero-copy for CuPy, Numba
+        and PyTorch); AttributeError on the CPU, as PyTorch."""
+        d = self._data
+        if type(d) is np.ndarray:
+            raise AttributeError("Can't get __cuda_array_interface__ on non-CUDA tensor type: "
+                                 f"{self.type()} If CUDA data is required use "
+                                 "tensor.cuda() to copy tensor to device memory.")
+        if self.requires_grad:
+            raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires "
+                               "grad. If gradients aren't required, use var.detach() to get "
+                               "Variable that doesn't require grad.")
+        return d.__cuda_array_interface__
 
     def __array__(self, dtype=None, copy=None):
         _leave(self, "__array__")
-        a = self._data
+        a = host(self._data)
         if dtype is not None:
             a = a.astype(dtype, copy=False)
         return a.copy() if copy else a
@@ -255,7 +276,7 @@ class Tensor:
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
-        v = self._data.reshape(()).item()
+        v = host(self._data).reshape(()).item()
         if STATE.tracer is not None:
             STATE.tracer.on_branch(self, v, "item()")
         return v
@@ -264,7 +285,7 @@ class Tensor:
         if self._data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with {self._data.size} elements is "
                                "ambiguous")
-        v = bool(self._data.reshape(()))
+        v = bool(host(self._data).reshape(()))
         if STATE.tracer is not None:
             STATE.tracer.on_branch(self, v, "bool()")
         return v
@@ -291,7 +312,7 @@ class Tensor:
         if self._data.size != 1:
             raise RuntimeError(f"only one element tensors can be converted to Python scalars "
                                f"({what}() of a tensor of shape {tuple(self._data.shape)})")
-        return self._data.reshape(())
+        return host(self._data).reshape(())
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
@@ -320,7 +341,7 @@ class Tensor:
         return id(self)
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (self._data.copy(), self.requires_grad))
+        return (_rebuild, (host(self._data).copy(), self.requires_grad))
 
     def __deepcopy__(self, memo):
         if self.grad_fn is not None:
@@ -348,6 +369,14 @@ def _legacy_data(data) -> np.ndarray:
         kind = "str" if arr.dtype.kind in "US" else arr.dtype.name
         raise TypeError(f"new(): invalid data type '{kind}'")
     return np.array(arr, dtype=np.float32)
+
+
+def host(storage) -> np.ndarray:
+    """The values of a tensor's storage as a NumPy array (the array itself on the CPU, a
+    copy from any other device)."""
+    if type(storage) is np.ndarray:
+        return storage
+    return _runtime_device.of(storage).to_host(storage)
 
 
 def _leave(t: Tensor, what: str) -> None:

@@ -11,9 +11,9 @@ from compiler.ir import Const, Graph, Guard, Node, Value, run_node
 from eager._state import STATE
 
 
-def trace(fn, *arrays):
-    """(graph, eager outputs) of ``fn`` on tensors made from ``arrays``."""
-    ts = [eager.tensor(a) for a in arrays]
+def trace(fn, *arrays, device=None):
+    """(graph, eager outputs) of ``fn`` on tensors made from ``arrays`` (on ``device``)."""
+    ts = [eager.tensor(a, device=device) for a in arrays]
     tr = Tracer()
     for t in ts:
         tr.add_input(t)

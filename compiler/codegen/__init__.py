@@ -4,12 +4,13 @@
 input arrays to get the output arrays (raises :class:`~compiler.ir.GuardFailed` when a
 branch guard sees another outcome).  ``backend="eager"`` interprets the graph with
 ``run_graph``; ``backend="python"`` generates straight-line Python calling each op's
-forward; ``backend="numba"`` adds fused Numba kernels (see :mod:`.numba_cpu`).
+forward; ``backend="numba"`` adds fused Numba kernels for the graph's device (see
+:mod:`.numba_cpu` and :mod:`.numba_cuda`).
 """
 
 from __future__ import annotations
 
-from ..ir import Graph, run_graph
+from ..ir import Graph, graph_device, run_graph
 from .pysource import CompiledGraph, python_program
 
 
@@ -22,9 +23,9 @@ def compile_graph(graph: Graph, backend: str = "numba", inplace=None) -> Compile
     if backend == "python":
         return python_program(graph)
     if backend == "numba":
-        try:
-            from .numba_cpu import numba_program
-        except ImportError:  # fusion backend not available yet
-            return python_program(graph)
+        if graph_device(graph) == "cuda":
+            from .numba_cuda import cuda_program
+            return cuda_program(graph, inplace=inplace)
+        from .numba_cpu import numba_program
         return numba_program(graph, inplace=inplace)
     raise ValueError(f"unknown backend {backend!r}; expected 'numba', 'python' or 'eager'")

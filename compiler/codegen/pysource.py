@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from eager import dtypes as _dt
-from eager.dispatch import promote
+from eager.dispatch import promote, runner
 
 from ..ir import Graph, Guard, GuardFailed, Value, format_node, outcome
 
@@ -94,15 +94,16 @@ def python_program(graph: Graph, name: str = "graph") -> CompiledGraph:
                 glb[f"p{k}_{key}"] = val
                 params.append(f"{key}=p{k}_{key}")
         fname = f"op{k}_{n.op.name}"
-        glb[fname] = n.op.forward
+        on_cpu = n.out.device == "cpu"
+        glb[fname] = n.op.forward if on_cpu else runner(n.op, n.out.device)
         out = f"v{n.out.id}"
         names[n.out.id] = out
         call_args = ", ".join(ins)
-        if n.op.promotes and _casts(n):
+        if on_cpu and n.op.promotes and _casts(n):
             call_args = f"*__promote([{call_args}])"
         call = f"{fname}({', '.join([call_args] + params) if call_args else ', '.join(params)})"
         lines.append(f"    {out} = {call}")
-        if not n.out.shape:  # NumPy returns 0-d results as scalars
+        if on_cpu and not n.out.shape:  # NumPy returns 0-d results as scalars
             lines.append(f"    if type({out}) is not __ndarray: {out} = __asarray({out})")
     lines.append(f"    return [{', '.join(names[v.id] for v in graph.outputs)}]")
     source = "\n".join(lines) + "\n"

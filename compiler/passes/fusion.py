@@ -89,6 +89,7 @@ class FusedElementwise(Op):
     abstract = True
     name = "fused"
     differentiable = False
+    any_device = True   # the body's nodes run on their device
 
     def forward(*arrays, graph):
         outs = run_graph(graph, *arrays)
@@ -106,6 +107,7 @@ class FusedReduction(Op):
     abstract = True
     name = "fused_reduce"
     differentiable = False
+    any_device = True
 
     def forward(*arrays, graph):
         return run_graph(graph, *arrays)[0]
@@ -140,6 +142,7 @@ class TupleGet(Op):
     abstract = True
     name = "tuple_get"
     differentiable = False
+    any_device = True
 
     def forward(t, index):
         return t[index]

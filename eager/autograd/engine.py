@@ -19,7 +19,7 @@ import numpy as np
 from .._state import STATE
 from ..ops.base import A, T
 from ..tensor import Tensor
-from .node import Node
+from .node import DEVICE_NODES, Node
 
 _ndarray = np.ndarray
 
@@ -72,7 +72,9 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
     if tracing:
         STATE.tracer.on_backward()
         quiet = getattr(STATE.tracer, "phase", None) == "backward"
-    as_tensors = create_graph or tracing
+    # on a device other than the CPU the formulas run through dispatch (its kernels),
+    # with grad mode as for create_graph: the same formulas, the same engine
+    as_tensors = create_graph or tracing or (DEVICE_NODES[0] and _touches_device(roots))
     F = T if as_tensors else A
 
     if root_grads is not None and len(root_grads) != len(roots):
@@ -236,6 +238,26 @@ def _useful_nodes(roots, want_nodes, want_leaves) -> dict:
                 break
         useful[n] = u
     return useful
+
+
+def _touches_device(roots) -> bool:
+    """Whether the graph behind ``roots`` has a node or root on a non-CPU device."""
+    stack = []
+    for t in roots:
+        if type(t._data) is not _ndarray:
+            return True
+        if t.grad_fn is not None:
+            stack.append(t.grad_fn)
+    seen = set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen or type(n) is not Node:
+            continue
+        seen.add(id(n))
+        if n.on_device:
+            return True
+        stack.extend(x for x in n.next if x is not None)
+    return False
 
 
 def _send(target, g, node_buf, leaf_buf, F):

@@ -11,14 +11,21 @@ from __future__ import annotations
 
 import traceback
 
+import numpy as np
+
 from .._state import STATE
 from ..ops.base import OUT
 from ..tensor import Tensor
 
+_ndarray = np.ndarray
+#: becomes True once a grad node on a device other than the CPU exists: only then does a
+#: backward look for such nodes (a CPU-only process never pays for the check)
+DEVICE_NODES = [False]
+
 
 class Node:
     __slots__ = ("op", "next", "saved", "shapes", "dtypes", "params", "needs", "hooks",
-                 "retains", "trace", "out_data", "out_version", "__weakref__")
+                 "retains", "trace", "out_data", "out_version", "on_device", "__weakref__")
 
     def __init__(self, op, args, params, out):
         nxt = []
@@ -50,6 +57,9 @@ class Node:
         self.retains = None
         self.out_data = None
         self.out_version = None
+        self.on_device = type(out._data) is not _ndarray if out is not None else False
+        if self.on_device:
+            DEVICE_NODES[0] = True
         saves = op.saves
         if saves:
             saved = []

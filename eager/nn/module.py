@@ -350,16 +350,29 @@ class Module:
         return self
 
     def to(self, *args, **kwargs) -> Module:
-        from ..methods import to_args_dtype
-        dtype = to_args_dtype(args, kwargs)
-        if dtype is None:
-            return self
-        npd = _dt.to_numpy(dtype)
-        if npd.kind != "f":
-            raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired "
-                            f"dtype={_dt.from_numpy(npd)}")
-        return self._apply(lambda a: a.astype(npd) if a.dtype.kind == "f" and a.dtype != npd
-                           else a)
+        """Move and/or cast parameters and buffers in place (``to(device)``,
+        ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``); only floating point
+        values change dtype.  The Parameter objects stay the same."""
+        from ..methods import to_args, to_device
+        from ..tensor import Tensor as _T
+        dev, dtype = to_args(args, kwargs)
+        npd = None
+        if dtype is not None:
+            npd = _dt.to_numpy(dtype)
+            if npd.kind != "f":
+                raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
+                                f"desired dtype={_dt.from_numpy(npd)}")
+        if dev is not None:
+            from ..factories import _device_type
+            _device_type(dev)  # PyTorch's error when the device cannot be used
+
+        def convert(a):
+            if dev is not None and _T._make(a).device.type != dev:
+                a = to_device(_T._make(a), dev)._data
+            if npd is not None and a.dtype.kind == "f" and a.dtype != npd:
+                a = _T._make(a).to(npd)._data
+            return a
+        return self._apply(convert)
 
     def float(self) -> Module:
         return self.to(_dt.float32)
@@ -374,7 +387,10 @@ class Module:
         return self.to(dst_type)
 
     def cpu(self) -> Module:
-        return self
+        return self.to("cpu")
+
+    def cuda(self, device=None) -> Module:
+        return self.to("cuda")
 
     # -- state dict -------------------------------------------------------------------
     def _save_to_state_dict(self, destination, prefix, keep_vars):

@@ -1,4 +1,14 @@
 """The op set.  Importing this package registers every op (see :mod:`eager.ops.base`)."""
 
-from . import base, elementwise, factory, index, linalg, loss, reduce, shape  # noqa: F401
+from . import (  # noqa: F401
+    base,
+    device,
+    elementwise,
+    factory,
+    index,
+    linalg,
+    loss,
+    reduce,
+    shape,
+)
 from .base import OPS, A, Op, T  # noqa: F401

@@ -78,6 +78,7 @@ class Op(metaclass=_OpMeta):
     random = False             # draws from the generator: never folded or CSE'd
     data_dependent_shape = False  # output shape depends on values (nonzero): not traceable
     ufunc = None               # NumPy ufunc for true in-place application, when exact
+    any_device = False         # the forward takes storage of any device (to(device), const)
 
     def forward(*args, **params):
         raise NotImplementedError

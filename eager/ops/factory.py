@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cuda.random import GENERATOR as CUDA_GENERATOR
 from .base import Op
 
 
@@ -74,6 +75,7 @@ def manual_seed(seed: int):
     """Seed the generator every random op draws from (eager and compiled alike)."""
     _Gen.gen = np.random.default_rng(int(seed))
     _Gen.seed = int(seed)
+    CUDA_GENERATOR.seed(int(seed))   # as PyTorch: one seed for every device
     return _Gen
 
 

@@ -83,8 +83,13 @@ def test_tensor_rejects_unsupported_dtypes():
 
 def test_tensor_device_argument():
     assert eager.tensor([1.0], device="cpu").device == "cpu"
-    with pytest.raises(RuntimeError, match="cpu"):
-        eager.tensor([1.0], device="cuda")
+    if eager.cuda.is_available():
+        assert eager.tensor([1.0], device="cuda").device == "cuda:0"
+    else:
+        with pytest.raises(RuntimeError, match="CUDA"):
+            eager.tensor([1.0], device="cuda")
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda"):
+        eager.tensor([1.0], device="tpu")
 
 
 # -- from_numpy / numpy() ----------------------------------------------------------------------

@@ -1,0 +1,136 @@
+"""The CUDA device, through NVIDIA's ``numba-cuda`` (``pip install -e ".[cuda]"``).
+
+Storage is :class:`.array.CudaArray` (strided views over blocks from a caching
+allocator).  Kernels are generated source (:mod:`.templates`: grid-stride loops and
+block reductions around an op's scalar expression; :mod:`.kernels`: a tiled GEMM,
+counter-based random numbers, the NLL loss) compiled by ``numba.cuda.jit`` and launched
+by :meth:`CUDA.launch`.  Under ``NUMBA_ENABLE_CUDASIM=1`` the same kernels run in
+numba-cuda's simulator (about 170 us per simulated thread), with small launch shapes.
+
+When ``DYNGRAPH_CUDA_KERNEL_LOG`` names a directory, every kernel launched is recorded
+there (source, name, argument types) so that CI can compile each one to PTX and link it
+for real GPUs without one (``python -m runtime.cuda.ptxcheck DIR``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+import numpy as np
+from numba import cuda
+from numba.cuda import config as _cuda_config
+
+from ..cpu import CPU as _CPU
+from ..device import Device
+from .array import ALLOCATOR, CudaArray
+
+SIMULATED = bool(getattr(_cuda_config, "ENABLE_CUDASIM", False))
+
+_MATH = ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh", "sqrt", "isnan", "isinf",
+         "isfinite")
+
+#: scalar math names -> numba-cuda source (libdevice through ``math``; the float type is
+#: restated where Python's ``math`` would give an int)
+MATH = {**{f: f"math.{f}({{0}})" for f in _MATH},
+        **{f: {"f": f"np.float32(math.{f}({{0}}))", "d": f"np.float64(math.{f}({{0}}))"}
+           for f in ("floor", "ceil")},
+        "trunc": {"f": "trunc32({0})", "d": "trunc64({0})"},
+        "rint": {"f": "rint32({0})", "d": "rint64({0})"},
+        "sigmoid": {"f": "sigmoid32({0})", "d": "sigmoid64({0})"},
+        "erf": {"d": "math.erf({0})", "f": "np.float32(math.erf(np.float64({0})))"}}
+
+
+class CUDA(Device):
+    type = "cuda"
+    storage_types = (CudaArray,)
+    dtypes = _CPU.dtypes
+    math = MATH
+    reductions = frozenset({"sum", "mean", "amax", "amin"})
+    singleton_min = 0       # every op is a kernel on the GPU
+    #: launch shapes: threads per block of elementwise kernels, of reductions (a power
+    #: of two: the shared-memory tree), the GEMM tile, and the most blocks of a grid
+    threads = 32 if SIMULATED else 256
+    reduce_threads = 8 if SIMULATED else 256
+    tile = 4 if SIMULATED else 16
+    max_blocks = 4 if SIMULATED else 65535
+
+    def __init__(self):
+        self._logged: set = set()
+
+    def is_available(self) -> bool:
+        try:
+            return bool(cuda.is_available())
+        except Exception:
+            return False
+
+    def device_count(self) -> int:
+        return len(cuda.gpus) if self.is_available() else 0
+
+    def empty(self, shape, dtype):
+        return CudaArray.empty(shape, dtype)
+
+    def from_host(self, array):
+        return CudaArray.from_host(np.asarray(array))
+
+    def to_host(self, storage):
+        return storage.to_host()
+
+    def synchronize(self) -> None:
+        cuda.synchronize()
+
+    def allocator_stats(self) -> dict:
+        return ALLOCATOR.stats()
+
+    def load(self, source: str):
+        from ..cache import load_module
+        mod = load_module(source, prefix="dgc")
+        mod.__dyngraph_source__ = source
+        return mod
+
+    # -- launching ---------------------------------------------------------------------
+    def grid(self, n: int, threads: int | None = None) -> tuple:
+        """(blocks, threads) covering ``n`` work items (grid-stride beyond max_blocks)."""
+        t = threads or self.threads
+        return max(1, min(self.max_blocks, -(-n // t))), t
+
+    def launch(self, module, name: str, blocks: int, threads: int, args: list) -> None:
+        """Run ``module.name[blocks, threads](*args)`` (recorded for the PTX check when
+        ``DYNGRAPH_CUDA_KERNEL_LOG`` is set)."""
+        log = os.environ.get("DYNGRAPH_CUDA_KERNEL_LOG")
+        if log:
+            self._record(log, module, name, args)
+        getattr(module, name)[blocks, threads](*args)
+
+    def _record(self, log: str, module, name: str, args: list) -> None:
+        sig = [_type_of(a) for a in args]
+        source = getattr(module, "__dyngraph_source__", None)
+        if source is None:
+            return
+        key = hashlib.sha256(repr((source, name, sig)).encode()).hexdigest()[:24]
+        if key in self._logged:
+            return
+        self._logged.add(key)
+        os.makedirs(log, exist_ok=True)
+        path = os.path.join(log, f"{key}.json")
+        tmp = path + f".{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            json.dump({"source": source, "name": name, "signature": sig}, f)
+        os.replace(tmp, path)
+
+
+def _type_of(a):
+    """A JSON description of a kernel argument's Numba type (see :mod:`.ptxcheck`)."""
+    if isinstance(a, (bool, np.bool_)):
+        return ["bool"]
+    if isinstance(a, (int, np.integer)):
+        return ["int64"]
+    if isinstance(a, (float, np.floating)):
+        return ["float64"]
+    if isinstance(a, tuple):
+        return ["tuple", [_type_of(x) for x in a]]
+    return ["array", np.dtype(a.dtype).name, int(a.ndim)]
+
+
+DEVICE = CUDA()

@@ -1,0 +1,282 @@
+"""CUDA storage: :class:`CudaArray`, a strided view over a device buffer, and the caching
+allocator the buffers come from.
+
+A tensor on CUDA holds a :class:`CudaArray`: ``base`` (a 1-D numba-cuda device array
+covering a whole allocated block), an element ``offset`` and element strides.  Shape ops
+(reshape of contiguous data, permute, expand, squeeze, slicing) are new views over the
+same base, as in PyTorch; kernels read any view through (base, offset, strides), so a
+transposed or broadcast operand is never copied first.
+
+Allocation: freed blocks go back to a pool keyed by their size (rounded up to 512
+bytes) and are handed out again before new device memory is asked for.  Every kernel
+runs on the default stream, in order, so a block freed after the kernels that use it
+were queued is reused only by later work.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+_ROUND = 512
+
+
+class Block:
+    """One allocation; its raw buffer returns to the pool when the block dies."""
+
+    __slots__ = ("__weakref__", "nbytes", "raw")
+
+    def __init__(self, raw, nbytes: int):
+        self.raw = raw
+        self.nbytes = nbytes
+
+    def __del__(self):
+        try:
+            ALLOCATOR.release(self.raw, self.nbytes)
+        except Exception:  # interpreter shutdown
+            pass
+
+
+class CachingAllocator:
+    """Device memory blocks reused by size (``stats()``: allocations served from the
+    pool and fresh ones)."""
+
+    def __init__(self):
+        self.free: dict = {}
+        self.lock = threading.Lock()
+        self.counts = {"reused": 0, "fresh": 0, "cached_bytes": 0}
+
+    def allocate(self, nbytes: int) -> Block:
+        from numba import cuda
+        size = max(_ROUND, -(-nbytes // _ROUND) * _ROUND)
+        with self.lock:
+            blocks = self.free.get(size)
+            if blocks:
+                self.counts["reused"] += 1
+                self.counts["cached_bytes"] -= size
+                return Block(blocks.pop(), size)
+        self.counts["fresh"] += 1
+        return Block(cuda.device_array(size, np.uint8), size)
+
+    def release(self, raw, nbytes: int) -> None:
+        with self.lock:
+            self.free.setdefault(nbytes, []).append(raw)
+            self.counts["cached_bytes"] += nbytes
+
+    def empty_cache(self) -> None:
+        with self.lock:
+            self.free.clear()
+            self.counts["cached_bytes"] = 0
+
+    def stats(self) -> dict:
+        return dict(self.counts)
+
+
+ALLOCATOR = CachingAllocator()
+
+
+def contiguous_strides(shape: tuple) -> tuple:
+    out = []
+    s = 1
+    for n in reversed(shape):
+        out.append(s)
+        s *= max(n, 1)
+    return tuple(reversed(out))
+
+
+class _Flags:
+    __slots__ = ("c_contiguous", "writeable")
+
+    def __init__(self, c, w):
+        self.c_contiguous = c
+        self.writeable = w
+
+
+class CudaArray:
+    """A strided view (``shape``, element ``estrides``, element ``offset``) of ``base``,
+    a 1-D device array of ``dtype`` over one :class:`Block` (kept alive by ``block``)."""
+
+    __slots__ = ("__weakref__", "base", "block", "dtype", "estrides", "offset", "shape")
+
+    def __init__(self, base, block, shape, estrides, offset=0):
+        self.base = base
+        self.block = block
+        self.dtype = base.dtype
+        self.shape = tuple(int(s) for s in shape)
+        self.estrides = tuple(int(s) for s in estrides)
+        self.offset = int(offset)
+
+    # -- allocation ------------------------------------------------------------------
+    @staticmethod
+    def empty(shape, dtype) -> CudaArray:
+        dtype = np.dtype(dtype)
+        shape = tuple(int(s) for s in shape)
+        n = int(np.prod(shape)) if shape else 1
+        block = ALLOCATOR.allocate(max(n, 1) * dtype.itemsize)
+        base = block.raw.view(dtype)
+        return CudaArray(base, block, shape, contiguous_strides(shape))
+
+    @staticmethod
+    def from_host(a: np.ndarray) -> CudaArray:
+        a = np.ascontiguousarray(a)
+        out = CudaArray.empty(a.shape, a.dtype)
+        if a.size:
+            out.base[:a.size].copy_to_device(a.reshape(-1))
+        return out
+
+    @staticmethod
+    def from_interface(obj) -> CudaArray:
+        """A view of another library's CUDA memory (``__cuda_array_interface__``: CuPy,
+        PyTorch, Numba), zero-copy when contiguous; the object is kept alive."""
+        from numba import cuda
+        arr = cuda.as_cuda_array(obj)
+        if not arr.is_c_contiguous():
+            return CudaArray.from_host(arr.copy_to_host())
+        base = arr.reshape(arr.size) if arr.ndim != 1 else arr
+        return CudaArray(base, obj, arr.shape, contiguous_strides(arr.shape))
+
+    def to_host(self) -> np.ndarray:
+        """A NumPy copy of the values (the base copied over, then the view taken)."""
+        if not self.size:
+            return np.empty(self.shape, self.dtype)
+        lo, hi = self._extent()
+        flat = self.base[lo:hi].copy_to_host()
+        view = np.lib.stride_tricks.as_strided(
+            flat[self.offset - lo:], self.shape,
+            tuple(s * self.dtype.itemsize for s in self.estrides))
+        return np.array(view, order="C")
+
+    def copy(self) -> CudaArray:
+        """A contiguous copy on the device (device-to-device when contiguous)."""
+        if not self.is_contiguous:
+            return CudaArray.from_host(self.to_host())
+        out = CudaArray.empty(self.shape, self.dtype)
+        n = self.size
+        if n:
+            out.base[:n].copy_to_device(self.base[self.offset:self.offset + n])
+        return out
+
+    def _extent(self) -> tuple:
+        lo = hi = self.offset
+        for n, s in zip(self.shape, self.estrides):
+            if n > 1:
+                if s > 0:
+                    hi += (n - 1) * s
+                else:
+                    lo += (n - 1) * s
+        return lo, hi + 1
+
+    # -- NumPy-like metadata -----------------------------------------------------------
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def strides(self) -> tuple:
+        return tuple(s * self.dtype.itemsize for s in self.estrides)
+
+    @property
+    def is_contiguous(self) -> bool:
+        want = contiguous_strides(self.shape)
+        return all(n <= 1 or s == w for n, s, w in zip(self.shape, self.estrides, want))
+
+    @property
+    def flags(self) -> _Flags:
+        overlap = any(n > 1 and s == 0 for n, s in zip(self.shape, self.estrides))
+        return _Flags(self.is_contiguous, not overlap)
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        ptr = self.base.__cuda_array_interface__["data"][0] + self.offset * self.itemsize
+        return {"shape": self.shape, "strides": None if self.is_contiguous else self.strides,
+                "typestr": self.dtype.str, "data": (ptr, False), "version": 3}
+
+    def __repr__(self) -> str:
+        return f"CudaArray(shape={self.shape}, dtype={self.dtype})"
+
+    # -- views ---------------------------------------------------------------------------
+    def _view(self, shape, estrides, offset=None) -> CudaArray:
+        return CudaArray(self.base, self.block, shape, estrides,
+                         self.offset if offset is None else offset)
+
+    def reshape(self, shape) -> CudaArray:
+        """A view with another shape; ValueError when the strides do not allow one."""
+        shape = tuple(int(s) for s in shape)
+        if int(np.prod(shape)) != self.size:
+            raise ValueError(f"cannot reshape array of size {self.size} into shape {shape}")
+        if not self.is_contiguous:
+            raise ValueError("a reshape of non-contiguous CUDA data needs a copy")
+        return self._view(shape, contiguous_strides(shape))
+
+    def transpose(self, dims) -> CudaArray:
+        return self._view(tuple(self.shape[d] for d in dims),
+                          tuple(self.estrides[d] for d in dims))
+
+    def broadcast_to(self, shape) -> CudaArray:
+        shape = tuple(shape)
+        lead = len(shape) - self.ndim
+        st = []
+        for d, n in enumerate(shape):
+            if d < lead:
+                st.append(0)
+            else:
+                own = self.shape[d - lead]
+                if own == n:
+                    st.append(self.estrides[d - lead])
+                elif own == 1:
+                    st.append(0)
+                else:
+                    raise ValueError(f"operands could not be broadcast together with shapes "
+                                     f"{self.shape} {shape}")
+        return self._view(shape, st)
+
+    def squeeze(self, dims) -> CudaArray:
+        keep = [d for d in range(self.ndim) if d not in dims]
+        return self._view(tuple(self.shape[d] for d in keep),
+                          tuple(self.estrides[d] for d in keep))
+
+    def unsqueeze(self, dims) -> CudaArray:
+        shape, st = list(self.shape), list(self.estrides)
+        for d in sorted(dims):
+            shape.insert(d, 1)
+            st.insert(d, 0)
+        return self._view(shape, st)
+
+    def basic_index(self, key) -> CudaArray:
+        """``a[key]`` for a canonical basic key (see :mod:`eager.ops.index`): ints select,
+        ``(start, stop, step)`` slice, None inserts a dimension."""
+        shape, st = [], []
+        off = self.offset
+        d = 0
+        for e in key:
+            if e is None:
+                shape.append(1)
+                st.append(0)
+                continue
+            if type(e) is tuple:
+                start, stop, step = e
+                shape.append(max(0, -(-(stop - start) // step)))
+                st.append(self.estrides[d] * step)
+                off += start * self.estrides[d]
+            else:
+                off += int(e) * self.estrides[d]
+            d += 1
+        shape += self.shape[d:]
+        st += self.estrides[d:]
+        return self._view(shape, st, off)

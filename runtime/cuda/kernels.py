@@ -1,0 +1,194 @@
+"""Hand-written CUDA kernels, as source text loaded like generated ones (so each is
+compiled, cached and checked for real GPUs the same way): a tiled shared-memory GEMM
+with an optional bias epilogue, counter-based random numbers, and the NLL loss.
+"""
+
+from __future__ import annotations
+
+HEADER = '''\
+"""dyngraph: CUDA kernel (runtime.cuda.kernels)."""
+import math
+
+import numpy as np
+from numba import cuda
+'''
+
+
+def gemm_source(tile: int, dtype: str, bias: bool) -> str:
+    """``kernel(a, oa, sa, b, ob, sb, c, [bias, obias, sbias,] M, N, K)``: ``c[z] = a[z] @
+    b[z] (+ bias)`` for every batch ``z`` (``blockIdx.z``), ``a`` and ``b`` read through
+    (batch, row, col) element strides (0 on a broadcast batch), ``c`` contiguous (B, M, N).
+    Each block computes a ``tile x tile`` tile of ``c`` from tiles of ``a`` and ``b``
+    staged in shared memory; accumulation in ``dtype`` in k order."""
+    extra = "bias, obias, sbias, " if bias else ""
+    epilogue = "        acc += bias[obias + col * sbias]\n" if bias else ""
+    return HEADER + f'''
+
+@cuda.jit
+def kernel(a, oa, sa, b, ob, sb, c, {extra}M, N, K):
+    ta = cuda.shared.array(({tile}, {tile}), dtype=np.{dtype})
+    tb = cuda.shared.array(({tile}, {tile}), dtype=np.{dtype})
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    col = cuda.blockIdx.x * {tile} + tx
+    row = cuda.blockIdx.y * {tile} + ty
+    z = cuda.blockIdx.z
+    acc = np.{dtype}(0)
+    for k0 in range(0, K, {tile}):
+        ka = k0 + tx
+        if row < M and ka < K:
+            ta[ty, tx] = a[oa + z * sa[0] + row * sa[1] + ka * sa[2]]
+        else:
+            ta[ty, tx] = np.{dtype}(0)
+        kb = k0 + ty
+        if kb < K and col < N:
+            tb[ty, tx] = b[ob + z * sb[0] + kb * sb[1] + col * sb[2]]
+        else:
+            tb[ty, tx] = np.{dtype}(0)
+        cuda.syncthreads()
+        for kk in range({tile}):
+            acc += ta[ty, kk] * tb[kk, tx]
+        cuda.syncthreads()
+    if row < M and col < N:
+{epilogue}        c[(z * M + row) * N + col] = acc
+'''
+
+
+RANDOM_SOURCE = HEADER + '''
+M32 = np.uint64(0xFFFFFFFF)
+
+
+@cuda.jit(device=True)
+def mix32(x):
+    # a 32-bit integer hash (lowbias32), in uint64 arithmetic without overflow
+    x = x & M32
+    x = x ^ (x >> np.uint64(16))
+    x = (x * np.uint64(0x7FEB352D)) & M32
+    x = x ^ (x >> np.uint64(15))
+    x = (x * np.uint64(0x846CA68B)) & M32
+    x = x ^ (x >> np.uint64(16))
+    return x
+
+
+@cuda.jit(device=True)
+def bits(seed, counter, stream):
+    """32 random bits: a function of (seed, counter, stream) only, so a run reproduces."""
+    h = mix32(np.uint64(seed) & M32 ^ mix32(np.uint64(stream) + np.uint64(0x9E3779B9)))
+    h = mix32(h ^ (np.uint64(counter) & M32))
+    h = mix32(h ^ (np.uint64(seed) >> np.uint64(32)) ^ (np.uint64(counter) >> np.uint64(32)))
+    return h
+
+
+@cuda.jit(device=True)
+def uniform(seed, counter, stream):
+    """A float64 in [0, 1) with 53 random bits."""
+    hi = bits(seed, counter, stream) >> np.uint64(5)
+    lo = bits(seed, counter, stream + 1) >> np.uint64(6)
+    return (np.float64(hi) * 67108864.0 + np.float64(lo)) / 9007199254740992.0
+
+
+@cuda.jit
+def rand(y, n, seed, offset):
+    i = cuda.grid(1)
+    while i < n:
+        y[i] = uniform(seed, offset + i, 0)
+        i += cuda.gridsize(1)
+
+
+@cuda.jit
+def randn(y, n, seed, offset):
+    i = cuda.grid(1)
+    while i < n:
+        u1 = 1.0 - uniform(seed, offset + i, 0)   # in (0, 1]: log is finite
+        u2 = uniform(seed, offset + i, 2)
+        y[i] = math.sqrt(-2.0 * math.log(u1)) * math.cos(6.283185307179586 * u2)
+        i += cuda.gridsize(1)
+
+
+@cuda.jit
+def bernoulli(y, n, seed, offset, p):
+    i = cuda.grid(1)
+    while i < n:
+        y[i] = 1 if uniform(seed, offset + i, 0) < p else 0
+        i += cuda.gridsize(1)
+
+
+@cuda.jit
+def randint(y, n, seed, offset, low, span):
+    i = cuda.grid(1)
+    while i < n:
+        y[i] = low + np.int64(uniform(seed, offset + i, 0) * span)
+        i += cuda.gridsize(1)
+'''
+
+
+def nll_source(threads: int) -> str:
+    """``loss(logp, ol, sl, target, ot, st, n, ignore, mean, out)`` and
+    ``grad(g, og, target, ot, st, n, c, ignore, mean, out)``: one block of ``threads``
+    sums the picked log-probabilities (float64) and counts the rows kept."""
+    return HEADER + f'''
+
+@cuda.jit(device=True)
+def block_count(target, ot, st, n, ignore, cnt):
+    tid = cuda.threadIdx.x
+    k = 0
+    i = tid
+    while i < n:
+        if target[ot + i * st] != ignore:
+            k += 1
+        i += {threads}
+    cnt[tid] = k
+    cuda.syncthreads()
+    h = {threads // 2}
+    while h > 0:
+        if tid < h:
+            cnt[tid] += cnt[tid + h]
+        cuda.syncthreads()
+        h //= 2
+    return cnt[0]
+
+
+@cuda.jit
+def loss(logp, ol, sl, target, ot, st, n, ignore, mean, out):
+    acc = cuda.shared.array({threads}, dtype=np.float64)
+    cnt = cuda.shared.array({threads}, dtype=np.int64)
+    tid = cuda.threadIdx.x
+    s = 0.0
+    i = tid
+    while i < n:
+        t = target[ot + i * st]
+        if t != ignore:
+            s += logp[ol + i * sl[0] + t * sl[1]]
+        i += {threads}
+    acc[tid] = s
+    count = block_count(target, ot, st, n, ignore, cnt)
+    h = {threads // 2}
+    while h > 0:
+        if tid < h:
+            acc[tid] += acc[tid + h]
+        cuda.syncthreads()
+        h //= 2
+    if tid == 0:
+        if not mean:
+            out[0] = -acc[0]
+        elif count == 0:
+            out[0] = math.nan
+        else:
+            out[0] = -acc[0] / count
+
+
+@cuda.jit
+def grad(g, og, target, ot, st, n, c, ignore, mean, out):
+    cnt = cuda.shared.array({threads}, dtype=np.int64)
+    count = block_count(target, ot, st, n, ignore, cnt)
+    if mean and count == 0:
+        return
+    scale = 1.0 / count if mean else 1.0
+    v = -(g[og] * scale)
+    i = cuda.threadIdx.x
+    while i < n:
+        t = target[ot + i * st]
+        if t != ignore:
+            out[i * c + t] = v
+        i += {threads}
+'''
