@@ -123,11 +123,13 @@ def _decl(v: Value) -> str:
 
 
 def graph_device(g: Graph) -> str:
-    """The device a graph runs on: its values' (eager never mixes devices in one op)."""
+    """The device a graph's kernels are for: a device other than the CPU if any value
+    lives there (a GPU graph may hold CPU scalars, such as an optimizer's step count)."""
     for v in g.inputs:
-        return v.device
+        if v.device != "cpu":
+            return v.device
     for n in g.nodes:
-        if n.out is not None and n.out.dtype != object:
+        if n.out is not None and n.out.device != "cpu":
             return n.out.device
     return "cpu"
 

@@ -11,10 +11,8 @@ grad node per differentiable output whose backward runs the compiled backward pr
 
 from __future__ import annotations
 
-import numpy as np
-
 from eager.autograd.node import Node
-from eager.dispatch import dispatch
+from eager.dispatch import copy_into, dispatch
 from eager.ops.base import A, Op
 from eager.ops.factory import generator
 from eager.tensor import Tensor
@@ -133,7 +131,7 @@ class Path:
         for (r, k), bw in zip(self.writebacks, self.wb_backwards):
             t = resolve(r, tensors)
             if outs[k] is not t._data:  # else the kernel already wrote into t's storage
-                np.copyto(t._data, outs[k], casting="unsafe")
+                copy_into(t._data, outs[k])
             t._version[0] += 1
             if bw is not None:
                 self._attach(t, bw, outs, tensors)

@@ -72,7 +72,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         arr = data.copy()
     else:
         if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
-            data = [x._data if isinstance(x, Tensor) else x for x in data]
+            data = [host(x._data) if isinstance(x, Tensor) else x for x in data]
         arr = np.array(data, dtype=_infer_np_dtype(data) if dtype is None else None)
     if dtype is not None:
         arr = arr.astype(_dt.to_numpy(dtype), copy=False)

@@ -8,6 +8,7 @@ same numbers).
     python examples/train_mlp.py                 # eager: the graph is built as the code runs
     python examples/train_mlp.py --compile       # the whole training step compiled
     python examples/train_mlp.py --epochs 5 --hidden 32 --sgd
+    python examples/train_mlp.py --device cuda   # on the GPU (pip install -e ".[cuda]")
 
 With ``--compile`` the training step — ``zero_grad()``, forward, ``loss.backward()``,
 ``optimizer.step()`` — is one function passed to ``compiler.compile``: the first call runs
@@ -58,9 +59,9 @@ def make_model(hidden: int) -> nn.Module:
     )
 
 
-def accuracy(model, x, y) -> float:
+def accuracy(model, x, y, device="cpu") -> float:
     with torch.no_grad():
-        pred = model(x).argmax(dim=1)
+        pred = model(x.to(device)).cpu().argmax(dim=1)
     return (pred == y).float().mean().item()
 
 
@@ -73,6 +74,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sgd", action="store_true", help="SGD with momentum instead of Adam")
     ap.add_argument("--compile", action="store_true",
                     help="compile the whole training step with compiler.compile")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda")
     ap.add_argument("--print-every", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
@@ -86,7 +88,8 @@ def main(argv=None) -> int:
         ap.error(f"--batch-size must divide the {n} samples (equal batch shapes let a "
                  "compiled step reuse its trace)")
 
-    model = make_model(args.hidden)
+    device = args.device
+    model = make_model(args.hidden).to(device)
     loss_fn = nn.CrossEntropyLoss()
     if args.sgd:
         opt = optim.SGD(model.parameters(), lr=args.lr or 0.3, momentum=0.9)
@@ -107,7 +110,8 @@ def main(argv=None) -> int:
 
     mode = "compiled" if args.compile else "eager"
     print(f"two spirals: {n} points, MLP 2-{args.hidden}-{args.hidden}-2, "
-          f"{'SGD' if args.sgd else 'Adam'}, batch {bs}, {args.epochs} epochs, {mode}")
+          f"{'SGD' if args.sgd else 'Adam'}, batch {bs}, {args.epochs} epochs, {mode}, "
+          f"{device}")
     rng = np.random.default_rng(args.seed + 1)
     t0 = time.perf_counter()
     for epoch in range(1, args.epochs + 1):
@@ -115,13 +119,13 @@ def main(argv=None) -> int:
         xs, ys = x[perm], y[perm]
         total = 0.0
         for i in range(0, n, bs):
-            loss = step(xs[i:i + bs], ys[i:i + bs])
+            loss = step(xs[i:i + bs].to(device), ys[i:i + bs].to(device))
             total += loss.item()
         if epoch % args.print_every == 0 or epoch == 1 or epoch == args.epochs:
             print(f"epoch {epoch:4d}  loss {total / (n // bs):.4f}  "
-                  f"accuracy {accuracy(model, x, y):6.1%}", flush=True)
+                  f"accuracy {accuracy(model, x, y, device):6.1%}", flush=True)
     seconds = time.perf_counter() - t0
-    acc = accuracy(model, x, y)
+    acc = accuracy(model, x, y, device)
     print(f"final accuracy: {acc:.1%} ({seconds:.2f} s training, {mode})")
 
     if args.compile:

@@ -120,6 +120,8 @@ def reduction_ok(n: Node, device: Device) -> bool:
     """A reduction the device's kernels compute after an elementwise prologue: over
     trailing dimensions, of a supported dtype (mean of floats; amax/amin of numbers)."""
     DTYPES = device.dtypes
+    if n.out is not None and n.out.device != device.type:
+        return False
     if n.op not in _REDUCTIONS or n.op.name not in device.reductions or n.out is None \
             or type(n.inputs[0]) is not Value:
         return False
@@ -161,6 +163,8 @@ def fusible(n: Node, device: Device) -> bool:
     """Whether the device's kernels can compute ``n`` inside a fused group."""
     if n.out is None or not getattr(n.op, "elementwise", False) or _is_effect(n):
         return False
+    if n.out.device != device.type or any(v.device != device.type for v in n.values()):
+        return False   # a value on another device (a CPU scalar in a GPU graph) stays out
     return scalarexpr.supports(n, device.dtypes, device.math)
 
 

@@ -25,6 +25,7 @@ from ..dispatch import IMPLS, _CopyInto
 from ..ops import OPS, scalarexpr
 from ..ops import elementwise as E
 from ..ops import factory as Fa
+from ..ops import index as I
 from ..ops import linalg as L
 from ..ops import loss as Lo
 from ..ops import reduce as R
@@ -204,7 +205,31 @@ def _view(a, shape):
         raise RuntimeError(f"{S._VIEW_ERROR} (shape {list(a.shape)} -> {list(shape)})") from None
 
 
+def _set_item(x, value, idx, key, dims, out=None):
+    """``x`` with ``x[key] = value`` (basic keys); ``out``: write into that array instead
+    of a copy of ``x`` (the in-place ``__setitem__``)."""
+    if idx is not None:
+        raise NotImplementedError("Could not run 'set_item' with arguments from the 'cuda' "
+                                  "device: advanced (tensor) indices have no cuda kernel yet")
+    out = clone(x) if out is None else out
+    view = out.basic_index(key)
+    value_shape = getattr(value, "shape", ())
+    I.value_shape(value_shape, view.shape, False)   # PyTorch's error when it cannot broadcast
+    if isinstance(value, CudaArray) and len(value.shape) > len(view.shape):
+        value = value.reshape(value.shape[len(value.shape) - len(view.shape):])
+    copy_into(view, value)
+    return out
+
+
+def _basic_scatter(g, shape, key):
+    out = _full(shape, 0, g.dtype)
+    copy_into(out.basic_index(key), g)
+    return out
+
+
 TABLE.update({
+    I.SetItem: _set_item,
+    I.BasicScatter: _basic_scatter,
     S.Reshape: lambda a, shape: _reshape(a, shape),
     S.ReshapeCopy: lambda a, shape: clone(a).reshape(shape),
     S.View: _view,

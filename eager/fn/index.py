@@ -275,6 +275,13 @@ def setitem(self: Tensor, key, value) -> None:
         v = _tensor(value, dtype=self._data.dtype)
     v_rg = isinstance(v, Tensor) and v.requires_grad
     grad = STATE.grad_enabled and (self.requires_grad or v_rg)
+    if STATE.tracer is None and not grad and type(self._data) is not np.ndarray:
+        from ..dispatch import implementation
+        implementation(_ix.SetItem, self.device.type)(self._data, v._data if isinstance(
+            v, Tensor) else v, None if idx is None else idx._data, key=bkey, dims=dims,
+            out=self._data)
+        self._version[0] += 1
+        return
     if STATE.tracer is None and not grad:
         _ix.assign(self._data, bkey, None if idx is None else idx._data, dims,
                    v._data if isinstance(v, Tensor) else v)

@@ -58,7 +58,7 @@ class RNNCellBase(Module):
         if not batched:
             input = _unsqueeze0(input)
         if hx is None:
-            hx = zeros(input.shape[0], self.hidden_size, dtype=input.dtype)
+            hx = zeros(input.shape[0], self.hidden_size, dtype=input.dtype, device=input.device)
         elif not batched:
             hx = _unsqueeze0(hx)
         return input, hx, batched
@@ -131,7 +131,7 @@ class LSTMCell(RNNCellBase):
         if not batched:
             input = _unsqueeze0(input)
         if hx is None:
-            h = c = zeros(input.shape[0], self.hidden_size, dtype=input.dtype)
+            h = c = zeros(input.shape[0], self.hidden_size, dtype=input.dtype, device=input.device)
         else:
             h, c = hx
             if not batched:
