@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 from numba import cuda
+from numba.extending import register_jitable
 '''
 
 
@@ -58,7 +59,7 @@ RANDOM_SOURCE = HEADER + '''
 M32 = np.uint64(0xFFFFFFFF)
 
 
-@cuda.jit(device=True)
+@register_jitable
 def mix32(x):
     # a 32-bit integer hash (lowbias32), in uint64 arithmetic without overflow
     x = x & M32
@@ -70,7 +71,7 @@ def mix32(x):
     return x
 
 
-@cuda.jit(device=True)
+@register_jitable
 def bits(seed, counter, stream):
     """32 random bits: a function of (seed, counter, stream) only, so a run reproduces."""
     h = mix32(np.uint64(seed) & M32 ^ mix32(np.uint64(stream) + np.uint64(0x9E3779B9)))
@@ -79,7 +80,7 @@ def bits(seed, counter, stream):
     return h
 
 
-@cuda.jit(device=True)
+@register_jitable
 def uniform(seed, counter, stream):
     """A float64 in [0, 1) with 53 random bits."""
     hi = bits(seed, counter, stream) >> np.uint64(5)
@@ -128,9 +129,19 @@ def nll_source(threads: int) -> str:
     sums the picked log-probabilities (float64) and counts the rows kept."""
     return HEADER + f'''
 
-@cuda.jit(device=True)
-def block_count(target, ot, st, n, ignore, cnt):
+@cuda.jit
+def loss(logp, ol, sl, target, ot, st, n, ignore, mean, out):
+    acc = cuda.shared.array({threads}, dtype=np.float64)
+    cnt = cuda.shared.array({threads}, dtype=np.int64)
     tid = cuda.threadIdx.x
+    s = 0.0
+    i = tid
+    while i < n:
+        t = target[ot + i * st]
+        if t != ignore:
+            s += logp[ol + i * sl[0] + t * sl[1]]
+        i += {threads}
+    acc[tid] = s
     k = 0
     i = tid
     while i < n:
@@ -145,23 +156,7 @@ def block_count(target, ot, st, n, ignore, cnt):
             cnt[tid] += cnt[tid + h]
         cuda.syncthreads()
         h //= 2
-    return cnt[0]
-
-
-@cuda.jit
-def loss(logp, ol, sl, target, ot, st, n, ignore, mean, out):
-    acc = cuda.shared.array({threads}, dtype=np.float64)
-    cnt = cuda.shared.array({threads}, dtype=np.int64)
-    tid = cuda.threadIdx.x
-    s = 0.0
-    i = tid
-    while i < n:
-        t = target[ot + i * st]
-        if t != ignore:
-            s += logp[ol + i * sl[0] + t * sl[1]]
-        i += {threads}
-    acc[tid] = s
-    count = block_count(target, ot, st, n, ignore, cnt)
+    count = cnt[0]
     h = {threads // 2}
     while h > 0:
         if tid < h:
@@ -180,12 +175,27 @@ def loss(logp, ol, sl, target, ot, st, n, ignore, mean, out):
 @cuda.jit
 def grad(g, og, target, ot, st, n, c, ignore, mean, out):
     cnt = cuda.shared.array({threads}, dtype=np.int64)
-    count = block_count(target, ot, st, n, ignore, cnt)
+    tid = cuda.threadIdx.x
+    k = 0
+    i = tid
+    while i < n:
+        if target[ot + i * st] != ignore:
+            k += 1
+        i += {threads}
+    cnt[tid] = k
+    cuda.syncthreads()
+    h = {threads // 2}
+    while h > 0:
+        if tid < h:
+            cnt[tid] += cnt[tid + h]
+        cuda.syncthreads()
+        h //= 2
+    count = cnt[0]
     if mean and count == 0:
         return
     scale = 1.0 / count if mean else 1.0
     v = -(g[og] * scale)
-    i = cuda.threadIdx.x
+    i = tid
     while i < n:
         t = target[ot + i * st]
         if t != ignore:

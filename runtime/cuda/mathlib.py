@@ -1,7 +1,9 @@
 """CUDA device functions for the scalar math names that ``math`` (libdevice) lacks.
 
 Each is written per float type with typed constants, so float32 code stays float32
-(a Python float constant would make Numba compute in float64).
+(a Python float constant would make Numba compute in float64).  They are
+``register_jitable`` functions: compiled into each kernel that calls them for the
+kernel's target, so compiling a kernel needs no GPU context (see :mod:`.ptxcheck`).
 """
 
 from __future__ import annotations
@@ -9,10 +11,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import cuda
+from numba.extending import register_jitable
 
 
-@cuda.jit(device=True)
+@register_jitable
 def sigmoid32(x):
     # as eager: e = exp(-|x|); 1 / (1 + e) for x >= 0, e / (1 + e) otherwise
     e = math.exp(-abs(x))
@@ -20,14 +22,14 @@ def sigmoid32(x):
     return np.float32(1.0) / d if x >= np.float32(0.0) else e / d
 
 
-@cuda.jit(device=True)
+@register_jitable
 def sigmoid64(x):
     e = math.exp(-abs(x))
     d = 1.0 + e
     return 1.0 / d if x >= 0.0 else e / d
 
 
-@cuda.jit(device=True)
+@register_jitable
 def rint32(x):
     # round half to even (NumPy's rint); values from 2**23 on are integers already
     if not abs(x) < np.float32(8388608.0):
@@ -38,7 +40,7 @@ def rint32(x):
     return np.float32(math.copysign(r, x))
 
 
-@cuda.jit(device=True)
+@register_jitable
 def rint64(x):
     if not abs(x) < 4503599627370496.0:
         return x
@@ -48,11 +50,11 @@ def rint64(x):
     return math.copysign(r, x)
 
 
-@cuda.jit(device=True)
+@register_jitable
 def trunc32(x):
     return np.float32(math.copysign(np.float32(math.floor(abs(x))), x))
 
 
-@cuda.jit(device=True)
+@register_jitable
 def trunc64(x):
     return math.copysign(np.float64(math.floor(abs(x))), x)
