@@ -602,5 +602,7 @@ def first_call(quick: bool, on_progress=None) -> dict:
 
 
 def all_workloads(quick: bool) -> list:
+    from .workloads_cuda import cuda_workloads  # CUDA rows: skipped without a GPU
     return [gelu_workload(1 << 20, quick), gelu_workload(32 << 20, quick),
-            chain_workload(quick), mlp_workload(quick), cache_hit_workload(quick)]
+            chain_workload(quick), mlp_workload(quick), cache_hit_workload(quick)] + \
+        cuda_workloads(quick)

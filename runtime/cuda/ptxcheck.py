@@ -19,9 +19,9 @@ import time
 
 
 def numba_type(desc):
+    import numpy as np
     from numba import types
     from numba.np.numpy_support import from_dtype
-    import numpy as np
     kind = desc[0]
     if kind == "array":
         return types.Array(from_dtype(np.dtype(desc[1])), desc[2], "C")
@@ -54,7 +54,8 @@ def link_cubin(ptx: str, arch: str) -> bytes:
         log = bytearray(size)
         if size:
             nvjitlink.get_error_log(handle, log)
-        raise RuntimeError(f"nvJitLink failed for {arch}: {e}: {log.decode(errors='replace')}")
+        raise RuntimeError(f"nvJitLink failed for {arch}: {e}: "
+                           f"{log.decode(errors='replace')}") from e
     finally:
         nvjitlink.destroy(handle)
     return bytes(cubin)
