@@ -29,4 +29,5 @@ from .loss import (  # noqa
 from .module import Module  # noqa: F401
 from .normalization import BatchNorm1d, LayerNorm  # noqa: F401
 from .parameter import Parameter  # noqa: F401
+from .recurrent import GRU, LSTM, RNN, RNNBase  # noqa: F401
 from .rnn import GRUCell, LSTMCell, RNNCell  # noqa: F401
