@@ -14,6 +14,7 @@ from .activation import (  # noqa: F401
                          Softplus,
                          Tanh,
 )
+from .attention import MultiheadAttention  # noqa: F401
 from .container import ModuleDict, ModuleList, Sequential  # noqa: F401
 from .layers import Bilinear, Dropout, Embedding, Flatten, Identity, Linear, Unflatten  # noqa: F401
 from .loss import (  # noqa
