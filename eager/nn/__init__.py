@@ -32,3 +32,10 @@ from .normalization import BatchNorm1d, LayerNorm  # noqa: F401
 from .parameter import Parameter  # noqa: F401
 from .recurrent import GRU, LSTM, RNN, RNNBase  # noqa: F401
 from .rnn import GRUCell, LSTMCell, RNNCell  # noqa: F401
+from .transformer import (  # noqa: F401
+                         Transformer,
+                         TransformerDecoder,
+                         TransformerDecoderLayer,
+                         TransformerEncoder,
+                         TransformerEncoderLayer,
+)
