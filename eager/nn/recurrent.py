@@ -26,7 +26,7 @@ from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
-from .utils.rnn import PackedSequence, sizes_of
+from .utils.rnn import PackedSequence, sizes_of, with_layout_of
 
 __all__ = ["GRU", "LSTM", "RNN", "RNNBase"]
 
@@ -239,7 +239,8 @@ class RNNBase(Module):
                 h_n = index_select(h_n, 1, perm[1])
                 c_n = index_select(c_n, 1, perm[1]) if lstm else None
             hidden = (h_n, c_n) if lstm else h_n
-            return PackedSequence(out, input.batch_sizes, perm[0], perm[1]), hidden
+            packed = PackedSequence(out, input.batch_sizes, perm[0], perm[1])
+            return with_layout_of(packed, input), hidden
         T = len(sizes)
         out = reshape(out, (T, B, out.shape[1]))
         if self.batch_first:

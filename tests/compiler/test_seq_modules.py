@@ -83,3 +83,24 @@ def test_transformer_encoder_layer_train_step_compiled_equals_eager():
     # AdamW divides by the root of tiny second moments: float32 rounding differences of
     # the gradients show up at 1e-4 in the parameters after five steps
     run_side_by_side(make, inputs, rtol=1e-3, atol=1e-4)
+
+
+def test_packed_gru_with_list_lengths_replays():
+    """Packing from a Python list of lengths reads no tensor data, so the function
+    replays (one trace per list of lengths, which is part of the cache key)."""
+    from eager.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+    eager.manual_seed(0)
+    gru = nn.GRU(3, 4, bidirectional=True)
+
+    def f(x, lengths):
+        out, h = gru(pack_padded_sequence(x, lengths, enforce_sorted=False))
+        return pad_packed_sequence(out, batch_first=True)[0], h
+
+    compiled = compiler.compile(f, backend="python")
+    rng = np.random.default_rng(2)
+    for lengths in ([5, 2, 4], [5, 2, 4], [3, 5, 1], [5, 2, 4]):
+        x = eager.tensor(rng.standard_normal((5, 3, 3)).astype(np.float32))
+        for got, want in zip(compiled(x, lengths), f(x, lengths)):
+            np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(),
+                                       rtol=1e-6, atol=1e-7)
+    assert compiled.stats()["traces"] == 2 and compiled.stats()["hits"] == 2

@@ -74,18 +74,50 @@ class PackedSequence(_PackedSequenceFields):
         return False
 
 
+def _with_layout(packed: PackedSequence, sizes: tuple, order) -> PackedSequence:
+    """Remember the batch sizes and sort order a packed sequence was made from (Python
+    ints), so that unpacking it reads no tensor data: a compiled function that packs from
+    a list of lengths then replays (the lengths are part of its cache key)."""
+    packed.__dict__["_layout"] = (packed.batch_sizes, sizes, order)
+    return packed
+
+
+def _layout(packed: PackedSequence):
+    """``(batch_sizes, sorted order or None)`` as Python ints.  Reading them from the
+    tensors is a read of tensor data: a compiled function doing it runs eagerly, since
+    its shapes depend on the data."""
+    known = packed.__dict__.get("_layout")
+    if known is not None and known[0] is packed.batch_sizes:
+        return known[1], known[2]
+    sizes = tuple(int(b) for b in packed.batch_sizes.tolist())
+    order = None if packed.sorted_indices is None else \
+        [int(v) for v in packed.sorted_indices.tolist()]
+    return sizes, order
+
+
 def sizes_of(packed: PackedSequence) -> tuple:
-    """``batch_sizes`` as a tuple of ints (a read of tensor data: a compiled function
-    that unpacks a packed sequence runs eagerly, since its shapes depend on the data)."""
-    return tuple(int(b) for b in packed.batch_sizes.tolist())
+    """``batch_sizes`` as a tuple of ints."""
+    return _layout(packed)[0]
+
+
+def with_layout_of(packed: PackedSequence, source: PackedSequence) -> PackedSequence:
+    """``packed`` (same batch sizes and order as ``source``) remembering its layout."""
+    sizes, order = _layout(source)
+    return _with_layout(packed, sizes, order)
+
+
+def _inverse(order: list) -> list:
+    inv = [0] * len(order)
+    for i, j in enumerate(order):
+        inv[j] = i
+    return inv
 
 
 def invert_permutation(permutation):
     if permutation is None:
         return None
-    inv = np.empty(permutation.shape[0], dtype=np.int64)
-    inv[np.asarray(permutation.tolist(), dtype=np.int64)] = np.arange(permutation.shape[0])
-    return tensor(inv)
+    order = [int(v) for v in permutation.tolist()]
+    return tensor(np.asarray(_inverse(order), dtype=np.int64))
 
 
 def _lengths_list(lengths) -> list:
@@ -137,15 +169,19 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False,
             rows.append(j * T + t if batch_first else t * B + j)
     flat = reshape(input, (T * B,) + tuple(input.shape[2:]))
     data = index_select(flat, 0, tensor(np.asarray(rows, dtype=np.int64)))
-    return PackedSequence(data, tensor(np.asarray(batch_sizes, dtype=np.int64)),
-                          sorted_indices, None)
+    unsorted_indices = None
+    if sorted_indices is not None:
+        unsorted_indices = tensor(np.asarray(_inverse(order), dtype=np.int64))
+    packed = PackedSequence(data, tensor(np.asarray(batch_sizes, dtype=np.int64)),
+                            sorted_indices, unsorted_indices)
+    return _with_layout(packed, tuple(batch_sizes), None if enforce_sorted else order)
 
 
 def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
                         padding_value: float = 0.0, total_length=None):
     """The inverse of :func:`pack_padded_sequence`: ``(padded, lengths)``, in the batch's
     original order; ``total_length`` pads the time dimension further."""
-    batch_sizes = sizes_of(sequence)
+    batch_sizes, order = _layout(sequence)
     max_len = len(batch_sizes)
     if total_length is not None:
         if total_length < max_len:
@@ -157,8 +193,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     data = sequence.data
     N = data.shape[0]
     lengths = [sum(1 for bs in batch_sizes if bs > j) for j in range(B)]
-    unsorted = (list(range(B)) if sequence.unsorted_indices is None
-                else [int(v) for v in sequence.unsorted_indices.tolist()])
+    unsorted = list(range(B)) if order is None else _inverse(order)
     offsets = np.concatenate(([0], np.cumsum(batch_sizes)[:-1])).tolist()
     # padded position (t, b) reads packed row offsets[t] + sorted position of b, else the
     # padding row appended after the data
