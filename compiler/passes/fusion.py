@@ -455,7 +455,7 @@ def _build_fused(G: _Group, nodes, prod, consumers, out_ids, next_id, red=None):
     body = ScalarGraph(ext, body_nodes, outs)
     if len(outs) == 1:
         return [Node(FusedElementwise, ext, {"graph": body}, outs[0], where)], next_id
-    tup = Value(next_id, (len(outs),), np.dtype(object))
+    tup = Value(next_id, (len(outs),), np.dtype(object), outs[0].device)
     new = [Node(FusedElementwise, ext, {"graph": body}, tup, where)]
     for k, v in enumerate(outs):
         new.append(Node(TupleGet, [tup], {"index": k}, v, where))

@@ -8,6 +8,7 @@ from . import (  # noqa: F401
     index,
     linalg,
     loss,
+    recurrent,
     reduce,
     shape,
 )
