@@ -201,7 +201,7 @@ class Preconditions:
         """Whether a sibling trace depends on exactly the same guards (so it can share
         this variant's tree of branches)."""
         def ids(pre):
-            return ([(id(t), shape, dtype, rg) for t, shape, dtype, rg in pre.lifted],
+            return ([(id(t), shape, dtype, rg, st) for t, shape, dtype, rg, st in pre.lifted],
                     [(r[0], id(r[1]) if r[0] == "obj" else r[1]) for r, _, _ in
                      pre.grad_inputs],
                     [w for w, _, _ in pre.py], pre.same_args,

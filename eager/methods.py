@@ -35,14 +35,13 @@ def inplace(self: Tensor, result: Tensor, opname: str) -> Tensor:
         same_device((self, result))
     if src.shape != dst.shape:
         try:
-            np.broadcast_shapes(src.shape, dst.shape)
             if np.broadcast_shapes(src.shape, dst.shape) != dst.shape:
                 raise ValueError
-            if on_cpu:
-                src = np.broadcast_to(src, dst.shape)
         except ValueError:
             raise RuntimeError(f"{opname}: output with shape {list(dst.shape)} doesn't match the "
                                f"broadcast shape {list(src.shape)}") from None
+        if on_cpu:
+            src = np.broadcast_to(src, dst.shape)
     if src.dtype != dst.dtype:
         if not np.can_cast(src.dtype, dst.dtype, "same_kind"):
             raise RuntimeError(f"{opname}: result type {src.dtype} can't be cast to the "
