@@ -156,13 +156,13 @@ class Preconditions:
     read (``pystate``, a compiled :class:`~compiler.pystate.guards.GuardSet`), and
     arguments that were the same tensor when traced."""
 
-    __slots__ = ("lifted", "lifted_ids", "grad_inputs", "grad_none", "py", "same_args",
-                 "pystate", "memory", "empty", "_simple")
+    __slots__ = ("lifted", "lifted_storage", "lifted_ids", "grad_inputs", "grad_none", "py",
+                 "same_args", "pystate", "memory", "empty", "_simple")
 
     def __init__(self, lifted, grad_inputs, grad_none, py_guards, same_args, pystate=None,
                  memory=None):
-        self.lifted = [(t, t._data.shape, t._data.dtype, rg, type(t._data))
-                       for t, rg in lifted]
+        self.lifted = [(t, t._data.shape, t._data.dtype, rg) for t, rg in lifted]
+        self.lifted_storage = [type(t._data) for t, _ in lifted]   # the device
         self.lifted_ids = {id(t) for t, _ in lifted}
         self.grad_inputs = []  # (ref, shape, dtype); refs: ("arg", i) or ("obj", tensor)
         for r in grad_inputs:
@@ -192,7 +192,7 @@ class Preconditions:
         return self._tensor_failure(tensors)
 
     def _tensor_failure(self, tensors) -> str | None:
-        for t, shape, dtype, rg, storage in self.lifted:
+        for (t, shape, dtype, rg), storage in zip(self.lifted, self.lifted_storage):
             d = t._data
             if type(d) is not storage:
                 return f"lifted tensor {_tname(t)}: moved to another device"
@@ -236,7 +236,8 @@ class Preconditions:
         """Whether a sibling trace depends on exactly the same guards (so it can share
         this variant's tree of branches)."""
         def ids(pre):
-            return ([(id(t), shape, dtype, rg, st) for t, shape, dtype, rg, st in pre.lifted],
+            return ([(id(t), shape, dtype, rg) for t, shape, dtype, rg in pre.lifted],
+                    pre.lifted_storage,
                     [(r[0], id(r[1]) if r[0] == "obj" else r[1]) for r, _, _ in
                      pre.grad_inputs],
                     [w for w, _, _ in pre.py], pre.same_args,

@@ -21,6 +21,7 @@ from runtime.cuda import kernels as K
 from runtime.cuda import templates
 from runtime.cuda.array import CudaArray
 
+from .. import dtypes as _dt
 from ..dispatch import IMPLS, _CopyInto
 from ..ops import OPS, scalarexpr
 from ..ops import elementwise as E
@@ -529,4 +530,125 @@ TABLE.update({
     Fa.Randn: _random("randn"),
     Fa.Bernoulli: _random("bernoulli", "p"),
     Fa.Randint: _randint,
+})
+
+
+# -- joins, masks, variance, log-sum-exp, gathers and arg-reductions -------------------------
+
+def _cat(*arrays, dim):
+    dt = np.dtype(_dt.result_type(*arrays))
+    shape = list(arrays[0].shape)
+    shape[dim] = sum(a.shape[dim] for a in arrays)
+    out = CudaArray.empty(tuple(shape), dt)
+    off = 0
+    for a in arrays:
+        n = a.shape[dim]
+        key = tuple((off, off + n, 1) if d == dim else (0, s, 1) for d, s in enumerate(shape))
+        if a.size:
+            copy_into(out.basic_index(key), a)
+        off += n
+    return out
+
+
+def _stack(*arrays, dim):
+    return _cat(*[a.unsqueeze((dim,)) for a in arrays], dim=dim)
+
+
+def _masked_fill(a, mask, value):
+    if mask.dtype.kind != "b":
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{mask.dtype}")
+    out = CudaArray.empty(broadcast_shape([a.shape, mask.shape]), a.dtype)
+    run_elementwise(E.Where, [mask, value, a], {}, out=out)
+    return out
+
+
+def _var(a, dim, correction=1, keepdim=False):
+    n = int(np.prod([a.shape[d] for d in dim])) if dim else 1
+    mean = reduce("mean", a, dim, True, a.dtype)
+    dev = run_elementwise(E.Sub, [a, mean], {})
+    s = reduce("sum", run_elementwise(E.Mul, [dev, dev], {}), dim, keepdim, a.dtype)
+    return run_elementwise(E.Div, [s, float(max(n - correction, 0))], {})
+
+
+def _logsumexp(a, dim, keepdim=False):
+    a = a if a.dtype.kind == "f" else run_elementwise(E.Cast, [a], {"dtype": np.float32})
+    m = reduce("amax", a, dim, True, a.dtype)
+    m = run_elementwise(E.Where, [run_elementwise(E.Isfinite, [m], {}), m, 0.0], {})
+    e = run_elementwise(E.Exp, [run_elementwise(E.Sub, [a, m], {})], {})
+    out = run_elementwise(E.Add, [run_elementwise(E.Log, [reduce("sum", e, dim, True,
+                                                                  a.dtype)], {}), m], {})
+    return out if keepdim else out.squeeze(dim)
+
+
+def _gather(a, index, dim):
+    if index.ndim != a.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input "
+                           "tensor")
+    out = CudaArray.empty(index.shape, a.dtype)
+    n = out.size
+    if n:
+        mod = _KERNELS.get("gather")
+        if mod is None:
+            mod = _KERNELS["gather"] = DEV.load(K.GATHER_SOURCE)
+        blocks, threads = DEV.grid(n)
+        DEV.launch(mod, "gather", blocks, threads,
+                   [a.base, a.offset, a.estrides or (0,), a.shape[dim] if a.ndim else 1,
+                    index.base, index.offset, index.estrides or (0,), out.base,
+                    index.shape or (1,), n, dim])
+    return out
+
+
+def _pick_along_dim(a, idx, dim, keepdim=True):
+    if a.ndim == 0:
+        return clone(a)
+    out = _gather(a, idx, dim)
+    return out if keepdim else out.squeeze((dim,))
+
+
+def _argreduce(largest):
+    def impl(a, dim, keepdim=False):
+        if len(dim) == 1 and a.ndim >= 1:
+            d = dim[0]
+            kept = [k for k in range(a.ndim) if k != d]
+            rows_shape = tuple(a.shape[k] for k in kept)
+            x = contiguous(a.transpose(kept + [d]))
+            m = a.shape[d]
+            out_shape = tuple(1 if k == d else a.shape[k] for k in range(a.ndim)) if keepdim \
+                else rows_shape
+        else:   # every dimension: an index into the flattened input
+            x = contiguous(a)
+            m = a.size
+            out_shape = (1,) * a.ndim if keepdim else ()
+        if m == 0:
+            raise RuntimeError(f"{'argmax' if largest else 'argmin'}(): Expected reduction "
+                               "dim to be specified for input.numel() == 0.")
+        rows = x.size // m
+        key = ("arg", largest, a.dtype.char)
+        mod = _KERNELS.get(key)
+        if mod is None:
+            dtype = "float64" if a.dtype.kind == "f" else "int64"
+            mod = _KERNELS[key] = DEV.load(K.argreduce_source(DEV.reduce_threads, dtype,
+                                                              largest))
+        out = CudaArray.empty((rows,), _I64)
+        # compared in float64 / int64: one kernel per direction and kind
+        src = run_elementwise(E.Cast, [x], {"dtype": _F64 if a.dtype.kind == "f" else _I64})
+        DEV.launch(mod, "kernel", min(rows, DEV.max_blocks), DEV.reduce_threads,
+                   [src.base, out.base, rows, m])
+        return out.reshape(out_shape)
+    return impl
+
+
+TABLE.update({
+    S.Cat: _cat,
+    S.Stack: _stack,
+    I.MaskedFill: _masked_fill,
+    I.Gather: _gather,
+    R.PickAlongDim: _pick_along_dim,
+    R.Var: _var,
+    R.Std: lambda a, dim, correction=1, keepdim=False: run_elementwise(
+        E.Sqrt, [_var(a, dim, correction, keepdim)], {}),
+    R.Logsumexp: _logsumexp,
+    R.Argmax: _argreduce(True),
+    R.Argmin: _argreduce(False),
 })

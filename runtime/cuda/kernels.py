@@ -202,3 +202,78 @@ def grad(g, og, target, ot, st, n, c, ignore, mean, out):
             out[i * c + t] = v
         i += {threads}
 '''
+
+
+GATHER_SOURCE = HEADER + '''
+
+@cuda.jit
+def gather(a, oa, sa, size, idx, oi, si, y, shp, n, dim):
+    """``y[i] = a[.., idx[i], ..]`` along ``dim`` for every element ``i`` of ``idx``'s
+    shape ``shp`` (``a`` and ``idx`` strided views; negative indices wrap by ``size``)."""
+    i = cuda.grid(1)
+    while i < n:
+        r = i
+        pa = oa
+        pi = oi
+        for k in range(len(shp)):
+            d = len(shp) - 1 - k
+            j = r % shp[d]
+            r = r // shp[d]
+            pi += j * si[d]
+            if d != dim:
+                pa += j * sa[d]
+        q = idx[pi]
+        if q < 0:
+            q += size
+        y[i] = a[pa + q * sa[dim]]
+        i += cuda.gridsize(1)
+'''
+
+
+def argreduce_source(threads: int, dtype: str, largest: bool) -> str:
+    """``kernel(x, y, rows, m)``: for each of ``rows`` contiguous rows of ``m`` elements,
+    the index of its first maximum (``largest``) or minimum; NaN counts as the extreme,
+    as NumPy's argmax/argmin.  One block per row, a shared-memory tree of (value, index)."""
+    cmp = ">" if largest else "<"
+    return HEADER + f'''
+
+@cuda.jit(device=False)
+def kernel(x, y, rows, m):
+    sv = cuda.shared.array({threads}, dtype=np.{dtype})
+    si = cuda.shared.array({threads}, dtype=np.int64)
+    tid = cuda.threadIdx.x
+    row = cuda.blockIdx.x
+    while row < rows:
+        bv = x[row * m] if m > 0 else np.{dtype}(0)
+        bi = np.int64(0)
+        j = tid
+        while j < m:
+            v = x[row * m + j]
+            tie = v == bv or (v != v and bv != bv)
+            if (v != v and bv == bv) or (v {cmp} bv) or (j < bi and tie):
+                bv = v
+                bi = j
+            j += {threads}
+        if tid >= m:
+            bi = m
+        sv[tid] = bv
+        si[tid] = bi
+        cuda.syncthreads()
+        h = {threads // 2}
+        while h > 0:
+            if tid < h:
+                v = sv[tid + h]
+                k = si[tid + h]
+                w = sv[tid]
+                b = si[tid]
+                if k < m and (b >= m or (v != v and w == w) or (w == w and v {cmp} w)
+                              or (k < b and (v == w or (v != v and w != w)))):
+                    sv[tid] = v
+                    si[tid] = k
+            cuda.syncthreads()
+            h //= 2
+        if tid == 0:
+            y[row] = si[0]
+        cuda.syncthreads()
+        row += cuda.gridDim.x
+'''

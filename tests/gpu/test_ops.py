@@ -74,3 +74,26 @@ def test_cross_entropy_and_nll_loss():
     both(lambda x, t: F.nll_loss(F.log_softmax(x, 1), t, reduction="sum"), logits, target)
     ignored = np.array([0, -100, 1, -100])
     both(lambda x, t: F.cross_entropy(x, t), logits, ignored)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: eager.cat([x, x * 2], dim=1), lambda x: eager.stack([x, x], dim=0),
+    lambda x: x.masked_fill(x > 0, 0.5), lambda x: x.var(dim=1), lambda x: x.std(dim=(0, 2)),
+    lambda x: eager.logsumexp(x, dim=2), lambda x: x.max(dim=1).values,
+    lambda x: eager.gather(x, 1, eager.tensor([[[0, 2, 1, 0]], [[2, 2, 0, 1]]],
+                                              device=x.device))],
+    ids=["cat", "stack", "masked_fill", "var", "std", "logsumexp", "max_dim", "gather"])
+def test_more_ops_with_gradients(fn):
+    both(fn, X, rtol=2e-5)
+
+
+def test_argmax_argmin_pick_the_first_extreme_and_nan():
+    a = np.array([[1.0, 3.0, 3.0, -1.0], [np.nan, 2.0, np.nan, 5.0], [0.0, 0.0, 0.0, 0.0]],
+                 np.float32)
+    g = eager.tensor(a, device="cuda")
+    for d in (0, 1):
+        np.testing.assert_array_equal(g.argmax(dim=d).cpu().numpy(), a.argmax(axis=d))
+        np.testing.assert_array_equal(g.argmin(dim=d).cpu().numpy(), a.argmin(axis=d))
+    assert g.argmax().item() == int(a.argmax())
+    i = eager.tensor([[3, 1], [2, 9]], device="cuda")
+    assert i.argmax(dim=1).tolist() == [0, 1] and i.argmin().item() == 1
