@@ -5,11 +5,16 @@ arguments)."""
 from __future__ import annotations
 
 import os
+import re
 import sysconfig
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 _TRUSTED_DIRS = tuple(os.path.join(_ROOT, d) + os.sep for d in ("eager", "compiler", "runtime"))
-_TRUSTED_PKGS = tuple(os.sep + p + os.sep for p in ("numpy", "numba", "llvmlite"))
+_TRUSTED_PKGS = tuple(os.sep + p + os.sep for p in ("numpy", "numba", "numba_cuda", "llvmlite"))
+# the import machinery and generated kernel modules (runtime.cache) run when a device's
+# eager op builds its kernel inside a trace: eager's own doing, not the user's
+_TRUSTED_FROZEN = ("<frozen importlib",)
+_GENERATED = re.compile(r"dg[a-z]*_[0-9a-f]{20}\.py$")
 _TRUSTED: dict = {}
 _LIBRARY: dict = {}
 _LIB_DIRS = tuple({os.path.realpath(p) + os.sep for k in ("stdlib", "platstdlib", "purelib",
@@ -33,10 +38,11 @@ def trusted_file(filename: str) -> bool:
     t = _TRUSTED.get(filename)
     if t is None:
         if filename.startswith("<"):
-            t = False
+            t = filename.startswith(_TRUSTED_FROZEN)
         else:
             full = os.path.realpath(os.path.abspath(filename))
-            t = full.startswith(_TRUSTED_DIRS) or any(p in full for p in _TRUSTED_PKGS)
+            t = full.startswith(_TRUSTED_DIRS) or any(p in full for p in _TRUSTED_PKGS) \
+                or bool(_GENERATED.search(full))
         _TRUSTED[filename] = t
     return t
 

@@ -639,7 +639,49 @@ def _argreduce(largest):
     return impl
 
 
+def _scatter_into(out, index, src, dim, add):
+    """Write (or add) ``src`` at ``index`` along ``dim`` into the contiguous ``out``."""
+    n = index.size
+    if not n:
+        return out
+    if not isinstance(src, CudaArray):
+        src = CudaArray.from_host(np.asarray(src, out.dtype)).broadcast_to(index.shape)
+    elif src.dtype != out.dtype:
+        src = run_elementwise(E.Cast, [src], {"dtype": out.dtype})
+    mod = _KERNELS.get("scatter")
+    if mod is None:
+        mod = _KERNELS["scatter"] = DEV.load(K.SCATTER_SOURCE)
+    blocks, threads = DEV.grid(n)
+    DEV.launch(mod, "scatter", blocks, threads,
+               [out.base, out.estrides or (0,), out.shape[dim] if out.ndim else 1,
+                index.base, index.offset, index.estrides or (0,), src.base, src.offset,
+                src.estrides or (0,), index.shape or (1,), n, dim, add])
+    return out
+
+
+def _scatter(add):
+    def impl(a, index, src, dim):
+        if index.ndim != a.ndim:
+            raise RuntimeError("Index tensor must have the same number of dimensions as "
+                               "self tensor")
+        return _scatter_into(clone(a), index, src, dim, add)
+    return impl
+
+
+def _place_along_dim(g, idx, dim, shape):
+    out = _full(shape, 0, g.dtype)
+    if out.ndim == 0:
+        copy_into(out, g)
+        return out
+    if g.ndim != idx.ndim:
+        g = g.unsqueeze((dim,))
+    return _scatter_into(out, idx, g, dim, False)
+
+
 TABLE.update({
+    I.ScatterAdd: _scatter(True),
+    I.Scatter: _scatter(False),
+    R.PlaceAlongDim: _place_along_dim,
     S.Cat: _cat,
     S.Stack: _stack,
     I.MaskedFill: _masked_fill,

@@ -62,6 +62,15 @@ class Bernoulli(RandomOp):
         return (generator().random(shape) < p).astype(dtype)
 
 
+def device_params(like) -> dict:
+    """The ``device`` param that makes a factory op (in a backward formula) create its
+    tensor where ``like`` lives: none on the CPU, whose forwards take no device."""
+    d = getattr(like, "_data", like)
+    if type(d) is np.ndarray or not hasattr(d, "shape"):
+        return {}
+    return {"device": like.device.type}
+
+
 class _Gen:
     gen = np.random.default_rng()
     seed = None

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Op
+from .factory import device_params
 
 # -- helpers (NumPy only) -----------------------------------------------------------------
 
@@ -251,7 +252,8 @@ class Gather(Op):
 
     def backward(F, g, saved, node):
         index = saved[0]
-        zeros = F.full(shape=node.shapes[0], value=0, dtype=node.dtypes[0])
+        zeros = F.full(shape=node.shapes[0], value=0, dtype=node.dtypes[0],
+                       **device_params(g))
         return F.scatter_add(zeros, index, g, dim=node.params["dim"]), None
 
 

@@ -277,3 +277,35 @@ def kernel(x, y, rows, m):
         cuda.syncthreads()
         row += cuda.gridDim.x
 '''
+
+
+SCATTER_SOURCE = HEADER + '''
+
+@cuda.jit
+def scatter(y, sy, size, idx, oi, si, src, os_, ss, shp, n, dim, add):
+    """``y[.., idx[i], ..] (+)= src[i]`` along ``dim`` for every element ``i`` of ``idx``'s
+    shape ``shp``; ``y`` contiguous with strides ``sy``; repeated indices accumulate
+    atomically when ``add``."""
+    i = cuda.grid(1)
+    while i < n:
+        r = i
+        py = 0
+        pi = oi
+        ps = os_
+        for k in range(len(shp)):
+            d = len(shp) - 1 - k
+            j = r % shp[d]
+            r = r // shp[d]
+            pi += j * si[d]
+            ps += j * ss[d]
+            if d != dim:
+                py += j * sy[d]
+        q = idx[pi]
+        if q < 0:
+            q += size
+        if add:
+            cuda.atomic.add(y, py + q * sy[dim], src[ps])
+        else:
+            y[py + q * sy[dim]] = src[ps]
+        i += cuda.gridsize(1)
+'''
