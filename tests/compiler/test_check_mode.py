@@ -8,7 +8,8 @@ import pytest
 import compiler
 import eager as torch
 from compiler import CheckError
-from compiler.codegen import scalar
+from eager.ops import elementwise as E
+from eager.ops.scalarexpr import literal
 
 
 def _train_step_fn():
@@ -44,14 +45,14 @@ def test_check_mode_passes_a_training_step_and_keeps_eager_state():
 
 
 def test_check_mode_catches_a_wrong_kernel(monkeypatch):
-    # a deliberately wrong emitter for tanh: the fused kernel computes tanh(x) + 1
-    real = scalar._EMIT[scalar.E.Tanh]
+    # a deliberately wrong scalar expression for tanh: the fused kernel computes tanh(x) + 1
+    real = E.Tanh.scalar
 
-    def wrong(ctx, args, p, out):
-        expr, dt = real(ctx, args, p, out)
-        return f"({expr}) + {scalar.literal(1.0, dt)}", dt
+    def wrong(S, args, p, out):
+        expr, dt = real(S, args, p, out)
+        return f"({expr}) + {literal(1.0, dt)}", dt
 
-    monkeypatch.setitem(scalar._EMIT, scalar.E.Tanh, wrong)
+    monkeypatch.setattr(E.Tanh, "scalar", staticmethod(wrong))
 
     def f(x):
         return torch.tanh(x * 2.0) * 3.0
