@@ -24,7 +24,7 @@ from eager.ops.factory import generator
 from eager.tensor import Tensor
 
 from . import log, tiers
-from .capture import GraphBreak, Tracer
+from .capture import GradOf, GraphBreak, Tracer
 from .check import checked_replay, snapshot
 from .codegen import compile_graph
 from .explain import Explanation
@@ -275,6 +275,8 @@ class CompiledFunction:
             raise GraphBreak("; ".join(tracer.unsupported))
 
         def ref(t):  # an argument of this call, or an object the trace holds on to
+            if isinstance(t, GradOf):
+                return ("grad", ref(t.leaf))
             for i, a in enumerate(tensors):
                 if a is t:
                     return ("arg", i)
@@ -283,6 +285,9 @@ class CompiledFunction:
         writebacks = list(tracer.writebacks.values())
         wb_specs = []  # a tensor written in place that now hangs in the graph (x.add_(w))
         for t, _ in writebacks:
+            if isinstance(t, GradOf):
+                wb_specs.append(None)
+                continue
             if t.requires_grad and t.grad_fn is not None and rg.get(id(t)):
                 raise GraphBreak("an in-place write to an input that requires grad")
             wb_specs.append(_output_backward(tracer, t, diff_tensors))

@@ -250,8 +250,14 @@ class _Fails(Op):
 
 
 def resolve(ref, tensors) -> Tensor:
-    """The tensor a reference names for this call: ``("arg", i)`` or ``("obj", tensor)``."""
-    return tensors[ref[1]] if ref[0] == "arg" else ref[1]
+    """The tensor a reference names for this call: ``("arg", i)``, ``("obj", tensor)``, or
+    ``("grad", ref)`` (the current ``.grad`` of the tensor ``ref`` names)."""
+    kind = ref[0]
+    if kind == "arg":
+        return tensors[ref[1]]
+    if kind == "grad":
+        return resolve(ref[1], tensors)._grad
+    return ref[1]
 
 
 def build(spec, outs, tensors):
