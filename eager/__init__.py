@@ -35,6 +35,7 @@ from .random import (Generator, default_generator, get_rng_state, initial_seed, 
 from . import methods as _methods
 from .dispatch import dispatch
 from . import nn, optim, viz
+from . import utils
 from .serialization import load, save
 
 

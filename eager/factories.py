@@ -166,7 +166,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -
     return _finish(t, requires_grad)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False) -> Tensor:
     _check_device(device)
     if size is None:

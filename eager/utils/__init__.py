@@ -1,0 +1,5 @@
+"""``eager.utils``: ``data`` (datasets, samplers, DataLoader) and ``checkpoint``."""
+
+from . import data
+
+__all__ = ["data"]
