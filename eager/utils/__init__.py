@@ -1,5 +1,5 @@
 """``eager.utils``: ``data`` (datasets, samplers, DataLoader) and ``checkpoint``."""
 
-from . import data
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]
