@@ -36,6 +36,7 @@ from . import methods as _methods
 from .dispatch import dispatch
 from . import nn, optim, viz
 from . import utils
+from . import linalg, distributions
 from .serialization import load, save
 
 
