@@ -133,14 +133,15 @@ def test_compiled_train_step_with_clipping_equals_eager():
     def make():
         eager.manual_seed(0)
         model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1)).double()
-        opt = eager.optim.SGD(model.parameters(), lr=0.5)
+        params = list(model.parameters())
+        opt = eager.optim.SGD(params, lr=0.5)
 
         def step(x, y):
             opt.zero_grad()
             loss = ((model(x) - y) ** 2).mean()
             loss.backward()
-            total = nn.utils.clip_grad_norm_(model.parameters(), 0.05)
-            nn.utils.clip_grad_value_(model.parameters(), 0.01)
+            total = nn.utils.clip_grad_norm_(params, 0.05)
+            nn.utils.clip_grad_value_(iter(params), 0.01)
             opt.step()
             return loss, total
         return model, step
