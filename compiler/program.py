@@ -20,7 +20,7 @@ from eager.ops.base import A, Op
 from eager.tensor import Tensor
 
 from .ir import Const, Graph, Guard, GuardFailed, Value
-from .pystate.effects import apply_all as apply_effects
+from .pystate.effects import apply_all as apply_all_effects
 
 
 class BackwardProgram:
@@ -129,7 +129,7 @@ class Path:
             arrs.append(resolve(r, tensors)._grad._data)
         return arrs
 
-    def finish(self, outs: list, tensors):
+    def finish(self, outs: list, tensors, apply_effects: bool = True):
         """Apply write-backs, grad writes and Python effects, and build the user's result:
         output tensors hang in the autograd graph under nodes running the compiled
         backward, whose saved values keep eager's version checks (an in-place write to a
@@ -146,8 +146,8 @@ class Path:
                 written.append((t, bw))
         for r, k in self.grad_writes:
             resolve(r, tensors)._grad = None if k is None else Tensor._make(outs[k])
-        if self.effects:
-            apply_effects(self.effects)
+        if self.effects and apply_effects:
+            apply_all_effects(self.effects)
         wrapped = []
         visible: dict = {}  # memory root -> the user-visible tensor over it
         for t in tensors:
@@ -164,7 +164,11 @@ class Path:
                 t._version = first._version
             wrapped.append(t)
         for t, bw in written:
-            self._attach(t, bw, outs, tensors, visible)
+            if isinstance(bw, BackwardFails):
+                t.requires_grad = True
+                t.grad_fn = Node(_Fails, (), {"message": bw.message}, t)
+            else:
+                self._attach(t, bw, outs, tensors, visible)
         for t, is_view in zip(wrapped, self.view_outputs):
             if is_view:  # as in eager, writing into it in place is refused
                 base = t._data.base
@@ -173,6 +177,9 @@ class Path:
             if bw is FREED:  # eager's output had a graph that a backward inside freed
                 t.requires_grad = True
                 t.grad_fn = _freed_node(t)
+            elif isinstance(bw, BackwardFails):
+                t.requires_grad = True
+                t.grad_fn = Node(_Fails, (), {"message": bw.message}, t)
             elif bw is not None:
                 self._attach(t, bw, outs, tensors, visible)
         return build(self.out_spec, wrapped, tensors)
@@ -221,6 +228,25 @@ def _freed_node(t: Tensor) -> Node:
     node = Node(_Freed, (), {}, t)
     node.saved = None  # a backward raises PyTorch's "second time" error, as eager would
     return node
+
+
+class BackwardFails:
+    """Eager's backward through this output raises (a value it saved was written in place
+    inside the function): the replayed output's backward raises the same error."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str):
+        self.message = message
+
+
+class _Fails(Op):
+    abstract = True
+    name = "compiled"
+    grad_name = "CompiledFunction"
+
+    def backward(F, g, saved, node):
+        raise RuntimeError(node.params["message"])
 
 
 def resolve(ref, tensors) -> Tensor:

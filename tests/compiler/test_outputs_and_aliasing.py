@@ -135,3 +135,21 @@ def test_argument_aliasing_a_lifted_tensor():
         ve = we[1:] if alias else torch.tensor([5.0, 6.0])
         np.testing.assert_array_equal(cf(vc).numpy(), fe(ve).numpy(), err_msg=f"call {i}")
         np.testing.assert_array_equal(w.numpy(), we.numpy())
+
+
+@pytest.mark.regression("a user error in the traced code was reported as a compile failure")
+def test_users_inplace_error_is_raised_where_eager_raises_it(recwarn):
+    def f(x):
+        y = torch.exp(x)
+        y.add_(1.0)  # exp saved y for its backward: eager's backward raises
+        return y
+
+    cf = compiler.compile(f)
+    for i in _calls():
+        x = torch.tensor([0.5, 1.5], requires_grad=True)
+        y = cf(x)
+        np.testing.assert_allclose(y.detach().numpy(), np.exp([0.5, 1.5]) + 1, rtol=1e-6)
+        with pytest.raises(RuntimeError, match=INPLACE_ERROR):
+            y.sum().backward()
+    assert not [w for w in recwarn if issubclass(w.category, compiler.CompileWarning)]
+    assert cf.stats()["hits"] >= 3
