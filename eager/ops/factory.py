@@ -14,6 +14,12 @@ def _rng(generator) -> np.random.Generator:
     return (default_generator if generator is None else generator)._rng
 
 
+def generator() -> np.random.Generator:
+    """The default generator's NumPy generator (to save and restore every generator's
+    state, use ``eager.random.snapshot``/``restore``)."""
+    return default_generator._rng
+
+
 class Factory(Op):
     abstract = True
     differentiable = False

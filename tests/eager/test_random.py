@@ -303,3 +303,15 @@ def test_generator_passed_as_argument_to_a_compiled_function():
     want = [f(eager.zeros(4), g).numpy().copy() for g in (g1, g2, g1, g2, g1)]
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
+
+
+def test_compiled_check_mode_restores_explicit_generators():
+    """compile(check=True) reruns eager from the same state: the explicit generator too."""
+    g = eager.Generator().manual_seed(7)
+
+    def f(x):
+        return x * eager.rand(x.shape, generator=g) + eager.randn(x.shape)
+
+    cf = compiler.compile(f, check=True)
+    outs = [cf(eager.ones(4)).numpy().copy() for _ in range(4)]   # CheckError if not
+    assert cf.stats()["hits"] >= 2 and not np.array_equal(outs[2], outs[3])
