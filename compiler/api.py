@@ -18,9 +18,9 @@ import warnings
 import numpy as np
 
 from eager import autograd
+from eager import random as _random
 from eager._state import STATE
 from eager.nn.module import STRUCTURE_EPOCH
-from eager.ops.factory import generator
 from eager.tensor import Tensor
 
 from . import log, tiers
@@ -125,7 +125,7 @@ class CompiledFunction:
                 if k:  # the variant that matched goes first: one precondition check next time
                     entry.insert(0, entry.pop(k))
                 if self.check:
-                    rng, before = generator().bit_generator.state, snapshot(tensors, pre)
+                    rng, before = _random.snapshot(), snapshot(tensors, pre)
                 try:
                     path, outs = variant.run(tensors)
                 except Exception as e:  # nothing visible happened yet: eager is safe

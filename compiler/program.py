@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from eager import random as _random
 from eager.autograd.node import Node
 from eager.dispatch import dispatch
 from eager.ops.base import A, Op
-from eager.ops.factory import generator
 from eager.tensor import Tensor
 
 from .ir import Const, Graph, Guard, GuardFailed, Value
@@ -303,7 +303,7 @@ class Variant:
         state = None
         while True:
             if path.has_random and state is None:
-                state = generator().bit_generator.state
+                state = _random.snapshot()  # every generator: a failed replay may have drawn
             try:
                 outs = path.program.fn(*path.arrays(tensors))
                 self.last = path
@@ -312,7 +312,7 @@ class Variant:
                 prefix = path.outcomes[:e.index] + (e.seen,)
                 nxt = self.tree.get(prefix)
                 if state is not None:
-                    generator().bit_generator.state = state
+                    _random.restore(state)
                 if nxt is None or nxt is path:
                     return None, (path, e.index, e.seen)
                 path = nxt

@@ -28,9 +28,15 @@ from .fn.linalg import *
 from .fn.elementwise import abs, pow, round
 from .fn.reduce import sum
 from .factories import *
+from .fn.random import *
+from . import random
+from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
+                     seed, set_rng_state)
 from . import methods as _methods
 from .dispatch import dispatch
 from . import nn, optim, viz
+from . import utils
+from . import linalg, distributions
 from .serialization import load, save
 
 

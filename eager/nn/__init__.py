@@ -1,7 +1,7 @@
 """``eager.nn``: modules, parameters, layers, losses, ``functional`` and ``init``, with
 PyTorch's names and behaviour."""
 
-from . import functional, init  # noqa: F401
+from . import functional, init, utils  # noqa: F401
 from .activation import (  # noqa: F401
                          ELU,
                          GELU,
@@ -15,7 +15,13 @@ from .activation import (  # noqa: F401
                          Tanh,
 )
 from .attention import MultiheadAttention  # noqa: F401
-from .container import ModuleDict, ModuleList, Sequential  # noqa: F401
+from .container import (  # noqa: F401
+                         ModuleDict,
+                         ModuleList,
+                         ParameterDict,
+                         ParameterList,
+                         Sequential,
+)
 from .layers import Bilinear, Dropout, Embedding, Flatten, Identity, Linear, Unflatten  # noqa: F401
 from .loss import (  # noqa
                          BCELoss,

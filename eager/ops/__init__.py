@@ -1,4 +1,15 @@
 """The op set.  Importing this package registers every op (see :mod:`eager.ops.base`)."""
 
-from . import base, elementwise, factory, index, linalg, loss, recurrent, reduce, shape  # noqa: F401
+from . import (  # noqa: F401
+    base,
+    decomp,
+    elementwise,
+    factory,
+    index,
+    linalg,
+    loss,
+    recurrent,
+    reduce,
+    shape,
+)
 from .base import OPS, A, Op, T  # noqa: F401
