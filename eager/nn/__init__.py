@@ -15,18 +15,34 @@ from .activation import (  # noqa: F401
                          Tanh,
 )
 from .container import ModuleDict, ModuleList, Sequential  # noqa: F401
+from .conv import *  # noqa: F403 (Conv1d/2d/3d, ConvTranspose1d/2d/3d)
+from .distance import *  # noqa: F403 (CosineSimilarity, PairwiseDistance)
+from .fold import *  # noqa: F403 (Fold, Unfold)
 from .layers import Bilinear, Dropout, Embedding, Flatten, Identity, Linear, Unflatten  # noqa: F401
 from .loss import (  # noqa
                          BCELoss,
                          BCEWithLogitsLoss,
                          CrossEntropyLoss,
                          HuberLoss,
+                         KLDivLoss,
                          L1Loss,
                          MSELoss,
                          NLLLoss,
                          SmoothL1Loss,
 )
 from .module import Module  # noqa: F401
-from .normalization import BatchNorm1d, LayerNorm  # noqa: F401
+from .normalization import (  # noqa: F401
+                         BatchNorm1d,
+                         BatchNorm2d,
+                         BatchNorm3d,
+                         GroupNorm,
+                         InstanceNorm1d,
+                         InstanceNorm2d,
+                         InstanceNorm3d,
+                         LayerNorm,
+)
+from .padding import *  # noqa: F403 (ZeroPad, ConstantPad, ReflectionPad, ...)
 from .parameter import Parameter  # noqa: F401
+from .pooling import *  # noqa: F403 (MaxPool, AvgPool, AdaptiveAvgPool, AdaptiveMaxPool)
 from .rnn import GRUCell, LSTMCell, RNNCell  # noqa: F401
+from .upsampling import *  # noqa: F403 (Upsample, UpsamplingNearest2d, ...)
