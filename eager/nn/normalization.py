@@ -51,7 +51,9 @@ class LayerNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
-class _BatchNorm(Module):
+class _NormBase(Module):
+    """Parameters (``weight``, ``bias``), running statistics and repr shared by batch and
+    instance normalization (PyTorch's ``_NormBase``)."""
     _version = 2
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
@@ -99,6 +101,13 @@ class _BatchNorm(Module):
     def _check_input_dim(self, input) -> None:
         raise NotImplementedError
 
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
     def forward(self, input):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
@@ -111,11 +120,6 @@ class _BatchNorm(Module):
         return F.batch_norm(input, self.running_mean if use_buffers else None,
                             self.running_var if use_buffers else None, self.weight, self.bias,
                             bn_training, factor, self.eps)
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, bias={self.bias is not None}, "
-                f"track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -141,7 +145,7 @@ class BatchNorm3d(_BatchNorm):
             raise ValueError(f"expected 5D input (got {input.ndim}D input)")
 
 
-class _InstanceNorm(_BatchNorm):
+class _InstanceNorm(_NormBase):
     """Per-sample, per-channel normalization over the spatial dimensions; unbatched input
     (one dimension less) is accepted.  Defaults differ from batch norm: no affine
     parameters and no running statistics."""
