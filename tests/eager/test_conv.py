@@ -157,6 +157,10 @@ def test_conv1d_conv3d_unbatched_and_float32_match_torch():
                      stride=(1, 2, 1), padding=1)
     check_like_torch(F.conv_transpose1d, tf.conv_transpose1d, rnd(2, 7), rnd(2, 3, 3),
                      stride=2)
+    check_like_torch(eager.conv2d, torch.conv2d, rnd(1, 2, 4, 4), rnd(3, 2, 2, 2))  # top level
+    check_like_torch(eager.conv_transpose2d, torch.conv_transpose2d, rnd(1, 2, 3, 3),
+                     rnd(2, 3, 2, 2), stride=2)
+    check_like_torch(eager.max_pool2d, torch.max_pool2d, rnd(1, 2, 4, 4), kernel_size=2)
     x, w = rnd(4, 3, 10, 10).astype(np.float32), rnd(5, 3, 3, 3).astype(np.float32)
     out = check_like_torch(F.conv2d, tf.conv2d, x, w, padding=1, rtol=1e-5, atol=1e-5)
     assert out.dtype == eager.float32

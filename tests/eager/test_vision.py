@@ -213,6 +213,8 @@ def test_distances_match_torch():
     check_like_torch(F.cosine_similarity, tf.cosine_similarity, zero, b)
     check_like_torch(F.cosine_similarity, tf.cosine_similarity, a, b[:1], dim=0)
     check_like_torch(F.cosine_similarity, tf.cosine_similarity, a[0], b[0], dim=0)
+    check_like_torch(eager.cosine_similarity, torch.cosine_similarity, a, b)     # top level
+    check_like_torch(eager.pairwise_distance, torch.pairwise_distance, a, b)
     check_like_torch(lambda x, y: nn.CosineSimilarity(dim=0)(x, y),
                      lambda x, y: torch.nn.CosineSimilarity(dim=0)(x, y), a, b)
     check_like_torch(lambda x, y: nn.PairwiseDistance(p=1.0)(x, y),
