@@ -14,6 +14,7 @@ from .activation import (  # noqa: F401
                          Softplus,
                          Tanh,
 )
+from .attention import MultiheadAttention  # noqa: F401
 from .container import ModuleDict, ModuleList, Sequential  # noqa: F401
 from .conv import *  # noqa: F403 (Conv1d/2d/3d, ConvTranspose1d/2d/3d)
 from .distance import *  # noqa: F403 (CosineSimilarity, PairwiseDistance)
@@ -44,5 +45,13 @@ from .normalization import (  # noqa: F401
 from .padding import *  # noqa: F403 (ZeroPad, ConstantPad, ReflectionPad, ...)
 from .parameter import Parameter  # noqa: F401
 from .pooling import *  # noqa: F403 (MaxPool, AvgPool, AdaptiveAvgPool, AdaptiveMaxPool)
+from .recurrent import GRU, LSTM, RNN, RNNBase  # noqa: F401
 from .rnn import GRUCell, LSTMCell, RNNCell  # noqa: F401
+from .transformer import (  # noqa: F401
+                         Transformer,
+                         TransformerDecoder,
+                         TransformerDecoderLayer,
+                         TransformerEncoder,
+                         TransformerEncoderLayer,
+)
 from .upsampling import *  # noqa: F403 (Upsample, UpsamplingNearest2d, ...)

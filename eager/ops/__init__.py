@@ -1,4 +1,16 @@
 """The op set.  Importing this package registers every op (see :mod:`eager.ops.base`)."""
 
-from . import base, elementwise, factory, index, linalg, loss, pad, reduce, shape, window  # noqa: F401
+from . import (  # noqa: F401
+    base,
+    elementwise,
+    factory,
+    index,
+    linalg,
+    loss,
+    pad,
+    recurrent,
+    reduce,
+    shape,
+    window,
+)
 from .base import OPS, A, Op, T  # noqa: F401
