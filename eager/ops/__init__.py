@@ -8,8 +8,10 @@ from . import (  # noqa: F401
     index,
     linalg,
     loss,
+    pad,
     recurrent,
     reduce,
     shape,
+    window,
 )
 from .base import OPS, A, Op, T  # noqa: F401
