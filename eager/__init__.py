@@ -30,6 +30,7 @@ from .fn.reduce import sum
 from .factories import *
 from . import methods as _methods
 from .dispatch import dispatch
+from . import distributed  # before nn: nn.parallel builds on it; never imports mpi4py
 from . import nn, optim, viz
 from .serialization import load, save
 

@@ -24,7 +24,7 @@ class Tensor:
     """
 
     __slots__ = ("_data", "requires_grad", "_grad", "grad_fn", "_version", "_base",
-                 "_retains_grad", "_hooks", "__weakref__")
+                 "_retains_grad", "_hooks", "_post_accumulate_hooks", "__weakref__")
     __array_priority__ = 1000  # ndarray (op) Tensor defers to Tensor's reflected op
 
     def __init__(self, data, requires_grad: bool = False):
@@ -38,6 +38,7 @@ class Tensor:
         self._base = None
         self._retains_grad = False
         self._hooks = None
+        self._post_accumulate_hooks = None
         if requires_grad and arr.dtype.kind != "f":
             raise RuntimeError("only Tensors of floating point dtype can require gradients, "
                                f"got {_dt.from_numpy(arr.dtype)}")
@@ -120,6 +121,7 @@ class Tensor:
         t._base = None
         t._retains_grad = False
         t._hooks = None
+        t._post_accumulate_hooks = None
         return t
 
     # -- autograd -------------------------------------------------------------------
@@ -182,6 +184,21 @@ class Tensor:
         if self._hooks is None:
             self._hooks = []
         return _HookHandle(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` after a backward has accumulated this leaf's gradient into
+        ``.grad`` (PyTorch's name).  The engine accumulates a leaf as soon as every gradient
+        flowing into it has arrived, so the hook runs while the rest of the backward is
+        still to come (``DistributedDataParallel`` starts its all-reduces from here).
+        Returns a handle with ``remove()``."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        if self._post_accumulate_hooks is None:
+            self._post_accumulate_hooks = []
+        return _HookHandle(self._post_accumulate_hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
                  inputs=None) -> None:
