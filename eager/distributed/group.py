@@ -65,6 +65,9 @@ class ReduceOp(enum.Enum):
     def __repr__(self) -> str:
         return f"<RedOpType.{self.name}: {list(ReduceOp).index(self)}>"
 
+    def __str__(self) -> str:
+        return f"RedOpType.{self.name}"
+
 
 _BITWISE = ("band", "bor", "bxor")
 
@@ -228,8 +231,8 @@ _DEFAULT: list = [None]
 def default_group() -> ProcessGroup:
     pg = _DEFAULT[0]
     if pg is None:
-        raise RuntimeError("Default process group has not been initialized, please make sure "
-                           "to call init_process_group.")
+        raise ValueError("Default process group has not been initialized, please make sure "
+                         "to call init_process_group.")
     return pg
 
 

@@ -133,6 +133,8 @@ class Reducer:
         try:
             missing = [i for i, r in enumerate(self.ready) if not r]
             if missing and not self.find_unused_parameters:
+                for b in self.buckets[:self.next_bucket]:  # finish what the others share
+                    b.work.wait()
                 raise RuntimeError(self._unused_message(missing))
             for i in missing:
                 self.buckets[self.bucket_of[i]].pending -= 1
