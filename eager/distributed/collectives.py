@@ -1,11 +1,17 @@
 """The collectives with PyTorch's names and semantics: in place on the caller's tensors.
 
-A blocking call (and any call while a compiler tracer is active) dispatches the op of
-:mod:`.ops` — so a compiled function records it and runs it on every replay — and writes
-the result into the caller's tensor in place (outside autograd, as ``torch.distributed``
-does).  ``async_op=True`` outside a trace starts the non-blocking MPI collective
-(``Iallreduce``, ...) on the tensor's own memory and returns a :class:`Work` whose
-``wait()`` completes it; inside a trace it runs blocking and returns a completed Work.
+Two ways to run one collective:
+
+* eagerly, MPI works on the tensor's own memory (a contiguous copy only for a
+  non-contiguous tensor): the non-blocking call (``Iallreduce``, ...) starts, and a
+  :class:`Work` finishes it — at once for a blocking call, at ``wait()`` for
+  ``async_op=True``;
+* while a compiler tracer is active, the op of :mod:`.ops` is dispatched (blocking), so a
+  compiled function records it and runs it on every replay, and its result is written
+  into the caller's tensor in place; ``async_op=True`` returns a completed Work.
+
+Either way the write happens outside autograd (as ``torch.distributed``'s) and bumps the
+tensor's version counter, so a backward that saved the old value raises.
 """
 
 from __future__ import annotations
@@ -20,24 +26,29 @@ from ..dispatch import dispatch
 from ..fn.shape import stack
 from ..methods import inplace
 from ..tensor import Tensor
-from .group import ReduceOp, reduce_op_name, resolve
+from .group import ReduceOp, finish_reduce, reduce_op_name, resolve
 from .ops import AllGather, AllReduce, Barrier, Broadcast, ReduceScatter
 
 
 class Work:
     """A collective started with ``async_op=True``; ``wait()`` finishes it."""
 
-    __slots__ = ("_pg", "_request", "_finish", "_what", "_result")
+    __slots__ = ("_pg", "_request", "_finish", "_what", "_result", "touches")
 
-    def __init__(self, pg=None, request=None, finish=None, what=None, result=()):
+    def __init__(self, pg=None, request=None, finish=None, what=None, result=(), touches=()):
         self._pg = pg
         self._request = request
         self._finish = finish
         self._what = what
         self._result = list(result)
+        self.touches = touches  # the arrays it reads or writes until finished
+        if request is not None:
+            pg.pending.append(self)
 
     def _complete(self) -> None:
-        self._request = None
+        if self._request is not None:
+            self._request = None
+            self._pg.pending.remove(self)
         if self._finish is not None:
             finish, self._finish = self._finish, None
             finish()
@@ -101,8 +112,16 @@ def _own_buffer(arr: np.ndarray) -> np.ndarray:
     return arr if arr.flags.c_contiguous else np.array(arr, order="C")
 
 
-def _eager_async(async_op: bool) -> bool:
-    return async_op and STATE.tracer is None
+def _start(pg, async_op: bool, touches: tuple, start, finish, what, result=()):
+    """Start a collective on arrays ``touches`` (after the started ones that use the same
+    memory have finished: a process group runs collectives in order, as PyTorch's do);
+    return its Work for ``async_op``, else wait for it here."""
+    pg.settle(touches)
+    work = Work(pg, start(), finish, what, result, touches)
+    if async_op:
+        return work
+    work.wait()
+    return None
 
 
 def _done(async_op: bool, tensors) -> Work | None:
@@ -114,20 +133,19 @@ def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = Fal
     _check_tensor(tensor, "all_reduce")
     pg = resolve(group)
     name = reduce_op_name(op, "all_reduce", tensor._data.dtype)
-    if _eager_async(async_op):
+    if STATE.tracer is None:
         arr = tensor._data
         buf = _own_buffer(arr)
         n = pg.size()
 
         def finish():
-            if name == "avg":
-                np.divide(buf, n, out=buf)
+            finish_reduce(buf, name, n)
             if buf is not arr:
                 np.copyto(arr, buf)
             _bump(tensor, "all_reduce")
 
-        return Work(pg, pg.start_all_reduce(buf, name), finish, ("all_reduce", buf, name),
-                    [tensor])
+        return _start(pg, async_op, (arr, buf), lambda: pg.start_all_reduce(buf, name),
+                      finish, ("all_reduce", buf, name), [tensor])
     _write(tensor, dispatch(AllReduce, tensor, reduce_op=name, group=pg.id), "all_reduce")
     return _done(async_op, [tensor])
 
@@ -137,7 +155,7 @@ def broadcast(tensor: Tensor, src: int, group=None, async_op: bool = False):
     _check_tensor(tensor, "broadcast")
     pg = resolve(group)
     src = _check_rank(src, pg, "broadcast", "src")
-    if _eager_async(async_op):
+    if STATE.tracer is None:
         arr = tensor._data
         buf = _own_buffer(arr)
 
@@ -146,7 +164,8 @@ def broadcast(tensor: Tensor, src: int, group=None, async_op: bool = False):
                 np.copyto(arr, buf)
             _bump(tensor, "broadcast")
 
-        return Work(pg, pg.start_broadcast(buf, src), finish, ("broadcast", buf, src), [tensor])
+        return _start(pg, async_op, (arr, buf), lambda: pg.start_broadcast(buf, src), finish,
+                      ("broadcast", buf, src), [tensor])
     _write(tensor, dispatch(Broadcast, tensor, src=src, group=pg.id), "broadcast")
     return _done(async_op, [tensor])
 
@@ -156,7 +175,7 @@ def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = F
     _check_tensor(tensor, "all_gather", written=False)
     pg = resolve(group)
     _check_list(tensor_list, tensor, pg, "all_gather", "tensor_list", "input tensor", True)
-    if _eager_async(async_op):
+    if STATE.tracer is None:
         arr = tensor._data
         recv = np.empty((pg.size(),) + arr.shape, arr.dtype)
 
@@ -165,8 +184,10 @@ def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = F
                 np.copyto(t._data, recv[r])
                 _bump(t, "all_gather")
 
-        return Work(pg, pg.start_all_gather(np.ascontiguousarray(arr), recv), finish,
-                    ("all_gather", arr, None), tensor_list)
+        touches = (arr, recv) + tuple(t._data for t in tensor_list)
+        return _start(pg, async_op, touches,
+                      lambda: pg.start_all_gather(np.ascontiguousarray(arr), recv), finish,
+                      ("all_gather", arr, None), tensor_list)
     gathered = dispatch(AllGather, tensor, group=pg.id)
     for r, t in enumerate(tensor_list):
         _write(t, gathered[r], "all_gather")
@@ -181,29 +202,31 @@ def reduce_scatter(output: Tensor, input_list: list, op=ReduceOp.SUM, group=None
     _check_list(input_list, output, pg, "reduce_scatter", "input_list", "output tensor",
                 False)
     name = reduce_op_name(op, "reduce_scatter", output._data.dtype)
-    if _eager_async(async_op):
+    if STATE.tracer is None:
+        pg.settle(tuple(t._data for t in input_list))
         send = np.stack([t._data for t in input_list])
         recv = np.empty(output._data.shape, output._data.dtype)
         n = pg.size()
 
         def finish():
-            if name == "avg":
-                np.divide(recv, n, out=recv)
+            finish_reduce(recv, name, n)
             np.copyto(output._data, recv)
             _bump(output, "reduce_scatter")
 
-        return Work(pg, pg.start_reduce_scatter(send, recv, name), finish,
-                    ("reduce_scatter", send, name), [output])
+        return _start(pg, async_op, (send, recv, output._data),
+                      lambda: pg.start_reduce_scatter(send, recv, name), finish,
+                      ("reduce_scatter", send, name), [output])
     stacked = stack(list(input_list))
-    _write(output, dispatch(ReduceScatter, stacked, reduce_op=name, group=pg.id), "reduce_scatter")
+    result = dispatch(ReduceScatter, stacked, reduce_op=name, group=pg.id)
+    _write(output, result, "reduce_scatter")
     return _done(async_op, [output])
 
 
 def barrier(group=None, async_op: bool = False, device_ids=None):
     """Return once every rank of the group has called ``barrier``."""
     pg = resolve(group)
-    if _eager_async(async_op):
-        return Work(pg, pg.start_barrier(), None, ("barrier", None, None))
+    if STATE.tracer is None:
+        return _start(pg, async_op, (), pg.start_barrier, None, ("barrier", None, None))
     dispatch(Barrier, group=pg.id)
     return _done(async_op, [])
 

@@ -1,8 +1,8 @@
 """Process groups over MPI: the communicator, the reduce ops, and the default group.
 
 A :class:`ProcessGroup` wraps its own duplicate of an ``mpi4py`` communicator (so that a
-program's own MPI traffic never matches ours) and runs collectives on NumPy arrays, in
-place.  Every blocking wait is watched (:mod:`.watchdog`): past the group's timeout the
+program's own MPI traffic never matches ours) and starts collectives on NumPy arrays, in
+place.  Every wait is watched (:mod:`.watchdog`): past the group's timeout the
 whole job is aborted with a message instead of hanging.  Groups are registered by a small
 integer id, which is what graph ops carry as a parameter (:mod:`.ops`).
 
@@ -94,6 +94,12 @@ def _mpi_op(MPI, name: str, dtype: np.dtype):
             "max": MPI.MAX, "band": MPI.BAND, "bor": MPI.BOR, "bxor": MPI.BXOR}[name]
 
 
+def finish_reduce(arr: np.ndarray, op: str, size: int) -> None:
+    """What is left after MPI's reduction: AVG is a SUM divided by the number of ranks."""
+    if op == "avg":
+        np.divide(arr, size, out=arr)
+
+
 def _buffer(arr: np.ndarray) -> np.ndarray:
     return arr.view(np.uint8) if arr.dtype.kind == "b" else arr
 
@@ -112,6 +118,7 @@ class ProcessGroup:
         self.id = ProcessGroup._next_id
         ProcessGroup._next_id += 1
         self.watchdog = Watchdog(self._rank, timeout.total_seconds(), self._abort)
+        self.pending: list = []  # started collectives not finished yet (collectives.Work)
 
     def __repr__(self) -> str:
         return f"<ProcessGroup mpi rank={self._rank} size={self._size}>"
@@ -124,61 +131,6 @@ class ProcessGroup:
 
     def _abort(self) -> None:
         self.MPI.COMM_WORLD.Abort(1)
-
-    def _wait(self, request, what) -> None:
-        wd = self.watchdog
-        wd.begin(what)
-        try:
-            request.Wait()
-        finally:
-            wd.end()
-
-    # -- collectives on arrays, in place, blocking ---------------------------------------
-    def all_reduce(self, arr: np.ndarray, op: str) -> None:
-        wd = self.watchdog
-        wd.begin(("all_reduce", arr, op))
-        try:
-            self.comm.Allreduce(self.MPI.IN_PLACE, _buffer(arr), _mpi_op(self.MPI, op,
-                                                                          arr.dtype))
-        finally:
-            wd.end()
-        if op == "avg":
-            np.divide(arr, self._size, out=arr)
-
-    def broadcast(self, arr: np.ndarray, src: int) -> None:
-        wd = self.watchdog
-        wd.begin(("broadcast", arr, src))
-        try:
-            self.comm.Bcast(_buffer(arr), root=src)
-        finally:
-            wd.end()
-
-    def all_gather(self, send: np.ndarray, recv: np.ndarray) -> None:
-        wd = self.watchdog
-        wd.begin(("all_gather", send, None))
-        try:
-            self.comm.Allgather(_buffer(send), _buffer(recv))
-        finally:
-            wd.end()
-
-    def reduce_scatter(self, send: np.ndarray, recv: np.ndarray, op: str) -> None:
-        wd = self.watchdog
-        wd.begin(("reduce_scatter", send, op))
-        try:
-            self.comm.Reduce_scatter_block(_buffer(send), _buffer(recv),
-                                           _mpi_op(self.MPI, op, send.dtype))
-        finally:
-            wd.end()
-        if op == "avg":
-            np.divide(recv, self._size, out=recv)
-
-    def barrier(self) -> None:
-        wd = self.watchdog
-        wd.begin(("barrier", None, None))
-        try:
-            self.comm.Barrier()
-        finally:
-            wd.end()
 
     def all_gather_object(self, obj) -> list:
         wd = self.watchdog
@@ -196,7 +148,10 @@ class ProcessGroup:
         finally:
             wd.end()
 
-    # -- non-blocking starts: a request to wait on (see collectives.Work) ---------------
+    # -- collectives on arrays, in place: a started request, finished by wait() ---------
+    # Only MPI's non-blocking collectives are used (a blocking call waits at once): MPI
+    # never matches a blocking collective with a non-blocking one, and one rank's call may
+    # be eager and blocking while another's is async or part of a compiled replay.
     def start_all_reduce(self, arr: np.ndarray, op: str):
         return self.comm.Iallreduce(self.MPI.IN_PLACE, _buffer(arr),
                                     _mpi_op(self.MPI, op, arr.dtype))
@@ -214,11 +169,25 @@ class ProcessGroup:
     def start_barrier(self):
         return self.comm.Ibarrier()
 
+    def settle(self, arrays) -> None:
+        """Finish the started collectives that use memory of ``arrays``, so that the next
+        one sees their results (collectives on independent memory stay overlapped)."""
+        for work in list(self.pending):
+            if any(np.may_share_memory(a, b) for a in arrays for b in work.touches):
+                work.wait()
+
     def wait(self, request, what) -> None:
-        """Wait for a started collective, watched like a blocking one."""
-        self._wait(request, what)
+        """Wait for a started collective; past the timeout the watchdog ends the job."""
+        wd = self.watchdog
+        wd.begin(what)
+        try:
+            request.Wait()
+        finally:
+            wd.end()
 
     def destroy(self) -> None:
+        for work in list(self.pending):
+            work.wait()
         self.watchdog.stop()
         self.comm.Free()
 

@@ -1,7 +1,8 @@
 """Collectives as eager ops, so that a compiled function replays them.
 
-Each op's forward runs the collective on a fresh copy of its input (blocking, on the
-group registered under the ``group`` id) and returns the result; the public functions in
+Each op's forward runs the collective (after started ones on the same memory have
+finished) on a fresh copy of its input (started and waited
+for, on the group registered under the ``group`` id) and returns the result; the public functions in
 :mod:`.collectives` write it into the user's tensors in place.  The ops declare
 ``effect = True``: the compiler runs them on every replay, in order, and never folds,
 merges, drops or fuses them (``compiler/passes``), so a compiled step communicates
@@ -13,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops.base import Op
-from .group import group_by_id
+from .group import finish_reduce, group_by_id
 
 
 class AllReduce(Op):
@@ -22,8 +23,11 @@ class AllReduce(Op):
     effect = True
 
     def forward(x, reduce_op, group):
+        pg = group_by_id(group)
+        pg.settle((x,))
         out = np.array(x, order="C")
-        group_by_id(group).all_reduce(out, reduce_op)
+        pg.wait(pg.start_all_reduce(out, reduce_op), ("all_reduce", out, reduce_op))
+        finish_reduce(out, reduce_op, pg.size())
         return out
 
 
@@ -33,8 +37,10 @@ class Broadcast(Op):
     effect = True
 
     def forward(x, src, group):
+        pg = group_by_id(group)
+        pg.settle((x,))
         out = np.array(x, order="C")
-        group_by_id(group).broadcast(out, src)
+        pg.wait(pg.start_broadcast(out, src), ("broadcast", out, src))
         return out
 
 
@@ -45,8 +51,9 @@ class AllGather(Op):
 
     def forward(x, group):
         pg = group_by_id(group)
+        pg.settle((x,))
         out = np.empty((pg.size(),) + x.shape, x.dtype)
-        pg.all_gather(np.ascontiguousarray(x), out)
+        pg.wait(pg.start_all_gather(np.ascontiguousarray(x), out), ("all_gather", x, None))
         return out
 
 
@@ -57,8 +64,12 @@ class ReduceScatter(Op):
 
     def forward(x, reduce_op, group):
         pg = group_by_id(group)
+        pg.settle((x,))
         out = np.empty(x.shape[1:], x.dtype)
-        pg.reduce_scatter(np.ascontiguousarray(x), out, reduce_op)
+        send = np.ascontiguousarray(x)
+        pg.wait(pg.start_reduce_scatter(send, out, reduce_op),
+                ("reduce_scatter", send, reduce_op))
+        finish_reduce(out, reduce_op, pg.size())
         return out
 
 
@@ -68,5 +79,6 @@ class Barrier(Op):
     effect = True
 
     def forward(group):
-        group_by_id(group).barrier()
+        pg = group_by_id(group)
+        pg.wait(pg.start_barrier(), ("barrier", None, None))
         return np.ones((), np.bool_)

@@ -290,3 +290,32 @@ def test_compiled_collectives_are_never_merged_or_dropped(ranks):
                 dist.all_reduce(eager.full((2,), float(100 * r + 10 * i + j)))
     if r == 0:
         assert f.stats()["hits"] >= 2
+
+
+def test_blocking_async_and_compiled_calls_pair_up_across_ranks(ranks):
+    # MPI never matches a blocking collective with a non-blocking one: every call must
+    # pair up whatever each rank's mode (rank 0 blocking, 1 async, 2 compiled, ...).
+    r = dist.get_rank()
+    mode = ("blocking", "async", "compiled")[r % 3]
+
+    def calls(x, lst, out):
+        works = [dist.all_reduce(x, async_op=mode == "async"),
+                 dist.broadcast(x, 0, async_op=mode == "async"),
+                 dist.all_gather(lst, x, async_op=mode == "async"),
+                 dist.reduce_scatter(out, lst, op=ReduceOp.MAX, async_op=mode == "async"),
+                 dist.barrier(async_op=mode == "async")]
+        for w in works:
+            if w is not None:
+                w.wait()
+        return out * 1
+
+    f = compiler.compile(calls) if mode == "compiled" else calls
+    for i in range(3):
+        x = eager.full((2,), float(r + i))
+        lst = [eager.zeros(2) for _ in range(ranks)]
+        out = eager.zeros(2)
+        got = f(x, lst, out)
+        compiler.wait()
+        total = float(sum(k + i for k in range(ranks)))
+        assert x.tolist() == [total] * 2 and got.tolist() == [total] * 2
+        assert [t.tolist() for t in lst] == [[total] * 2] * ranks
