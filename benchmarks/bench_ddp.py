@@ -39,16 +39,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 D_IN, D_H, D_OUT = 784, 256, 10
 
 
-def _median_step(step, steps_per_sample: int, samples: int, barrier) -> float:
-    """Median seconds per call of ``step`` over ``samples`` timed loops."""
-    times = []
+def _median_steps(steps: dict, steps_per_sample: int, samples: int, barrier) -> dict:
+    """Median seconds per call of each of ``steps`` (name -> function), sampled in turns
+    (A B C A B C ...) so that a busy phase of the machine hits them all alike."""
+    times: dict = {name: [] for name in steps}
     for _ in range(samples):
-        barrier()
-        t0 = time.perf_counter()
-        for _ in range(steps_per_sample):
-            step()
-        times.append((time.perf_counter() - t0) / steps_per_sample)
-    return statistics.median(times)
+        for name, step in steps.items():
+            barrier()
+            t0 = time.perf_counter()
+            for _ in range(steps_per_sample):
+                step()
+            times[name].append((time.perf_counter() - t0) / steps_per_sample)
+    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def measure(batch: int, quick: bool) -> list[dict]:
@@ -67,7 +69,7 @@ def measure(batch: int, quick: bool) -> list[dict]:
     rng = np.random.default_rng(rank)
     x = eager.tensor(rng.standard_normal((batch, D_IN), dtype=np.float32))
     y = eager.tensor(rng.integers(0, D_OUT, batch))
-    steps, samples = (5, 5) if quick else (20, 9)
+    steps, samples = (5, 5) if quick else (20, 15)
 
     def build(wrap: bool, compiled: bool):
         eager.manual_seed(0)
@@ -89,20 +91,22 @@ def measure(batch: int, quick: bool) -> list[dict]:
             compiler.wait()
         return lambda: f(x, y)
 
-    rows = []
     n_grad = D_H * D_IN + D_H + D_OUT * D_H + D_OUT
     flat = eager.zeros(n_grad)
-    allreduce = _median_step(lambda: dist.all_reduce(flat, op=dist.ReduceOp.AVG),
-                             steps, samples, dist.barrier)
+    steps_by_name = {"allreduce": lambda: dist.all_reduce(flat, op=dist.ReduceOp.AVG)}
     for compiled in (False, True):
         mode = "compiled" if compiled else "eager"
-        local = _median_step(build(False, compiled), steps, samples, dist.barrier)
-        ddp = _median_step(build(True, compiled), steps, samples, dist.barrier)
-        for impl, t in ((f"{mode}, no DDP (local batch)", local), (f"{mode} DDP", ddp)):
+        steps_by_name[f"{mode}, no DDP (local batch)"] = build(False, compiled)
+        steps_by_name[f"{mode} DDP"] = build(True, compiled)
+    t = _median_steps(steps_by_name, steps, samples, dist.barrier)
+    rows = []
+    for mode in ("eager", "compiled"):
+        local, ddp = t[f"{mode}, no DDP (local batch)"], t[f"{mode} DDP"]
+        for impl, wrapped in ((f"{mode}, no DDP (local batch)", False), (f"{mode} DDP", True)):
             rows.append({"impl": impl, "ranks": world, "batch_per_rank": batch,
-                         "step_ms": t * 1e3, "samples_per_s": world * batch / t,
-                         "allreduce_ms": allreduce * 1e3,
-                         "ddp_over_local_ms": (ddp - local) * 1e3 if "DDP" in impl else None})
+                         "step_ms": t[impl] * 1e3, "samples_per_s": world * batch / t[impl],
+                         "allreduce_ms": t["allreduce"] * 1e3,
+                         "ddp_over_local_ms": (ddp - local) * 1e3 if wrapped else None})
     return rows
 
 
