@@ -196,6 +196,9 @@ class Tensor:
         if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
                                "tensors")
+        if STATE.tracer is not None:
+            STATE.tracer.on_unsupported("register_post_accumulate_grad_hook inside a compiled "
+                                        "function")
         if self._post_accumulate_hooks is None:
             self._post_accumulate_hooks = []
         return _HookHandle(self._post_accumulate_hooks, hook)

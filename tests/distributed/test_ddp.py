@@ -245,3 +245,45 @@ def test_compiled_ddp_step_equals_the_eager_one(world, backend):
         for a, b in zip(pe, pc):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     assert_same_on_every_rank(pc)
+
+
+def test_compiled_step_with_find_unused_parameters_runs_eagerly_and_right(world):
+    # which parameters some rank used is read into Python: such a step runs eagerly
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((4, world, 2, 3)).astype(np.float32)
+    r = dist.get_rank()
+    results = []
+    for compiled in (False, True):
+        ddp = DDP(TwoHeads(), find_unused_parameters=True)
+        opt = optim.SGD(ddp.parameters(), lr=0.1)
+
+        def step(xb):
+            opt.zero_grad()
+            ddp(xb, r == 0).square().mean().backward()
+            opt.step()
+
+        f = compiler.compile(step) if compiled else step
+        for i in range(4):
+            f(eager.tensor(x[i, r]))
+        results.append(params_of(ddp))
+        if compiled:
+            assert any("tolist()" in reason for reason in f.explain().fallbacks)
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+    assert_same_on_every_rank(results[1])
+
+
+def test_a_dropped_wrapper_stops_reducing(world, monkeypatch):
+    model = make_model()
+    DDP(model)  # dropped at once: its hooks stay on the parameters but do nothing
+    ddp = DDP(model, bucket_cap_mb=0.0002)
+    started = []
+    pg = ddp.process_group
+    real = pg.start_all_reduce
+    monkeypatch.setattr(pg, "start_all_reduce", lambda *a: started.append(1) or real(*a))
+    x, y = data(1)
+    loss = nn.CrossEntropyLoss()(ddp(eager.tensor(my_slice(x[0]))),
+                                 eager.tensor(my_slice(y[0])))
+    loss.backward()
+    assert len(started) == len(ddp.reducer.bucket_indices) == 3  # the live wrapper's only
+    assert_same_on_every_rank([p.grad.numpy() for p in ddp.parameters()])

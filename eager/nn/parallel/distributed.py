@@ -23,6 +23,7 @@ no gradient is an error, as in PyTorch.
 
 from __future__ import annotations
 
+import weakref
 from contextlib import contextmanager
 
 from ..._state import guarded
@@ -70,10 +71,11 @@ class DistributedDataParallel(Module):
             _sync_states(module, pg)
         cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * (1 << 20))
         params = [p for _, p in named]
+        me = weakref.ref(self)  # no cycle: a dropped wrapper is freed and stops reducing
         d["reducer"] = Reducer(
             params, [n for n, _ in named], pg,
             assign_buckets(params, cap, min(cap, FIRST_BUCKET_BYTES)),
-            find_unused_parameters, self._sync_in_backward)
+            find_unused_parameters, lambda: me()._sync_in_backward())
 
     def _sync_in_backward(self) -> bool:
         d = self.__dict__

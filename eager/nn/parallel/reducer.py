@@ -19,6 +19,8 @@ blocking graph op (see :mod:`eager.distributed.collectives`), replayed on every 
 
 from __future__ import annotations
 
+import weakref
+
 from ... import dtypes as _dt
 from ...autograd.engine import queue_callback
 from ...autograd.grad_mode import no_grad
@@ -81,8 +83,12 @@ class Reducer:
                         for i, p in enumerate(params)]
 
     def _hook(self, i: int):
+        ref = weakref.ref(self)  # a dropped DistributedDataParallel stops reducing
+
         def mark_ready(param):
-            self.mark_ready(i)
+            reducer = ref()
+            if reducer is not None:
+                reducer.mark_ready(i)
         return mark_ready
 
     def _reset(self) -> None:
