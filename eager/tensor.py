@@ -27,21 +27,44 @@ class Tensor:
                  "_retains_grad", "_hooks", "_post_accumulate_hooks", "__weakref__")
     __array_priority__ = 1000  # ndarray (op) Tensor defers to Tensor's reflected op
 
-    def __init__(self, data, requires_grad: bool = False):
-        arr = data if isinstance(data, np.ndarray) else np.asarray(data)
-        _dt.from_numpy(arr.dtype)  # raises on unsupported dtypes
+    def __init__(self, *args, device=None):
+        """PyTorch's legacy constructor: ``Tensor(data)`` copies a sequence into a tensor of
+        the default dtype (float32); ``Tensor(2, 3)`` or ``Tensor(Size)`` allocates that
+        shape; ``Tensor(other)`` aliases ``other``; ``Tensor()`` is empty.  Prefer
+        :func:`eager.tensor`, which infers the dtype."""
+        if device is not None and str(device) != "cpu":
+            raise RuntimeError(f"legacy constructor expects device type: cpu but device type: "
+                               f"{device} was passed")
+        version = [0, None]
+        if not args:
+            arr = np.empty((0,), np.float32)
+        elif len(args) == 1 and isinstance(args[0], Tensor):
+            arr, version = args[0]._data, args[0]._version
+        elif all(type(a) is int for a in args) or (len(args) == 1 and isinstance(args[0], Size)):
+            shape = tuple(args[0]) if isinstance(args[0], Size) else args
+            if any(s < 0 for s in shape):
+                raise RuntimeError(f"Trying to create tensor with negative dimension "
+                                   f"{min(shape)}: {list(shape)}")
+            arr = np.zeros(shape, np.float32)
+        elif len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray, str)):
+            arr = _legacy_data(args[0])
+        elif len(args) == 1:
+            raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
+        else:
+            raise TypeError(f"new() received an invalid combination of arguments - got "
+                            f"({', '.join(type(a).__name__ for a in args)})")
         self._data = arr
-        self.requires_grad = bool(requires_grad)
+        self.requires_grad = False
         self._grad = None
         self.grad_fn = None
-        self._version = [0, None]  # [count, name of the last in-place op]
+        self._version = version
         self._base = None
         self._retains_grad = False
         self._hooks = None
         self._post_accumulate_hooks = None
-        if requires_grad and arr.dtype.kind != "f":
-            raise RuntimeError("only Tensors of floating point dtype can require gradients, "
-                               f"got {_dt.from_numpy(arr.dtype)}")
+        if STATE.tracer is not None and version[0] == 0 and not (
+                len(args) == 1 and isinstance(args[0], Tensor)):
+            STATE.tracer.on_new_tensor(self)
 
     # -- metadata -----------------------------------------------------------------
     @property
@@ -315,8 +338,7 @@ class Tensor:
         if self.grad_fn is not None:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
                                "support the deepcopy protocol at the moment.")
-        t = type(self).__new__(type(self))
-        Tensor.__init__(t, self._data.copy(), self.requires_grad)
+        t = _rebuild(self._data.copy(), self.requires_grad)
         memo[id(self)] = t
         return t
 
@@ -325,7 +347,19 @@ _new = object.__new__
 
 
 def _rebuild(data, requires_grad):
-    return Tensor(data, requires_grad)
+    t = Tensor._make(data)
+    return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+def _legacy_data(data) -> np.ndarray:
+    """``Tensor(data)``: the data as a float32 array (PyTorch's default dtype)."""
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+        data = [x._data if isinstance(x, Tensor) else x for x in data]
+    arr = np.asarray(data)
+    if arr.dtype.kind not in "biuf":
+        kind = "str" if arr.dtype.kind in "US" else arr.dtype.name
+        raise TypeError(f"new(): invalid data type '{kind}'")
+    return np.array(arr, dtype=np.float32)
 
 
 def _leave(t: Tensor, what: str) -> None:

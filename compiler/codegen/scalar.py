@@ -123,12 +123,14 @@ def _float(dt: np.dtype) -> np.dtype:
 
 
 def _max_nan(a: str, b: str) -> str:
-    """NumPy's maximum: ``a`` if ``a >= b`` or ``a`` is nan, else ``b`` (so nan wins)."""
-    return f"({a} if ({a} >= {b} or {a} != {a}) else {b})"
+    """NumPy's maximum: ``a`` if ``a > b`` or ``a`` is nan, else ``b``: nan wins, and on a
+    tie (``-0.0`` against ``0.0``) the second operand is the result, as in NumPy."""
+    return f"({a} if ({a} > {b} or {a} != {a}) else {b})"
 
 
 def _min_nan(a: str, b: str) -> str:
-    return f"({a} if ({a} <= {b} or {a} != {a}) else {b})"
+    """NumPy's minimum: ``a`` if ``a < b`` or ``a`` is nan, else ``b`` (ties: ``b``)."""
+    return f"({a} if ({a} < {b} or {a} != {a}) else {b})"
 
 
 # -- the emitters ------------------------------------------------------------------------

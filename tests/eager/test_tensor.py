@@ -344,3 +344,51 @@ def test_repr_format(spec, expected):
 def test_str_is_repr():
     t = eager.tensor([1.0, 2.0])
     assert str(t) == repr(t)
+
+
+@pytest.mark.regression("Tensor([1.0]) gave float64, PyTorch float32")
+def test_legacy_tensor_constructor_uses_the_default_dtype():
+    assert eager.Tensor([1.0]).dtype == eager.float32
+    assert eager.Tensor([1, 2]).dtype == eager.float32
+    assert eager.Tensor(np.array([1.0, 2.0])).dtype == eager.float32
+    assert eager.Tensor(2, 3).shape == (2, 3) and eager.Tensor(2, 3).dtype == eager.float32
+    assert eager.Tensor(eager.Size([4])).shape == (4,)
+    assert eager.Tensor().shape == (0,)
+    a = eager.tensor([1, 2])
+    alias = eager.Tensor(a)
+    assert alias.dtype == eager.int64 and alias._data is a._data
+    with pytest.raises(TypeError, match="data must be a sequence"):
+        eager.Tensor(2.0)
+    with pytest.raises(TypeError, match="invalid data type 'str'"):
+        eager.Tensor("a")
+    with pytest.raises(RuntimeError, match="negative dimension"):
+        eager.Tensor(2, -1)
+
+
+def test_legacy_tensor_constructor_matches_torch():
+    torch = pytest.importorskip("torch")
+    for args in (([1.0, 2.5],), ([1, 2],), ([[True, False]],), (3, 2)):
+        ours, theirs = eager.Tensor(*args), torch.Tensor(*args)
+        assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+        assert tuple(ours.shape) == tuple(theirs.shape)
+        if not all(type(a) is int for a in args):
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.regression("tensor(np.float64(x)) gave float32; PyTorch keeps NumPy scalars' dtype")
+def test_tensor_keeps_numpy_scalar_dtypes():
+    assert eager.tensor(np.float64(1.5)).dtype == eager.float64
+    assert eager.tensor(np.int32(3)).dtype == eager.int32
+    assert eager.tensor([np.float64(1.0), 2.0]).dtype == eager.float64
+    assert eager.tensor([np.int8(1), 2.0]).dtype == eager.float32
+    assert eager.tensor([1, np.int32(2)]).dtype == eager.int64
+    assert eager.tensor([eager.tensor(1.0, dtype=eager.float64)]).dtype == eager.float64
+
+
+def test_tensor_dtype_inference_matches_torch():
+    torch = pytest.importorskip("torch")
+    cases = [np.float64(1.5), np.float32(1.5), np.int32(3), [np.float64(1.0)], [1.0, 2],
+             [1, np.int32(2)], [True, False], [], 3, 2.5, [np.int8(1), 2.0], [[1, 2], [3, 4]]]
+    for d in cases:
+        assert str(eager.tensor(d).dtype).split(".")[-1] == \
+            str(torch.tensor(d).dtype).split(".")[-1], d
