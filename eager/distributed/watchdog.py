@@ -22,6 +22,17 @@ import sys
 import threading
 import time
 
+#: seconds between printing why and aborting: the launcher forwards a rank's output through
+#: a pipe, and an abort that comes first can lose it
+ABORT_GRACE_S = 1.0
+
+
+def report_and_abort(message: str, abort) -> None:
+    sys.stderr.write(message)
+    sys.stderr.flush()
+    time.sleep(ABORT_GRACE_S)
+    abort()
+
 
 def describe(what) -> str:
     """``what`` = (collective name, array or None, op/src or None) as readable text."""
@@ -70,13 +81,11 @@ class Watchdog:
             if self._since is not since:
                 continue  # that wait ended just now
             limit = datetime.timedelta(seconds=self.timeout_s)
-            sys.stderr.write(
+            report_and_abort(
                 f"[rank {self.rank}] eager.distributed: {describe(what)} timed out: waited "
                 f"longer than the process group's timeout ({limit}) for the other ranks. "
                 "Some rank failed, hangs, or called a different collective. Aborting every "
-                "rank of the job (MPI_Abort) so that none waits forever.\n")
-            sys.stderr.flush()
-            self._abort()
+                "rank of the job (MPI_Abort) so that none waits forever.\n", self._abort)
             return
 
 
@@ -87,11 +96,9 @@ def install_abort_on_uncaught(rank: int, size: int, abort) -> None:
 
     def abort_on_uncaught(exc_type, exc, tb):
         previous(exc_type, exc, tb)
-        sys.stderr.write(f"[rank {rank}] eager.distributed: uncaught {exc_type.__name__} on "
-                         f"this rank: aborting all {size} ranks (MPI_Abort) so that none waits "
-                         "forever for it\n")
-        sys.stderr.flush()
-        abort()
+        report_and_abort(f"[rank {rank}] eager.distributed: uncaught {exc_type.__name__} on "
+                         f"this rank: aborting all {size} ranks (MPI_Abort) so that none "
+                         "waits forever for it\n", abort)
 
     abort_on_uncaught.previous = previous
     sys.excepthook = abort_on_uncaught

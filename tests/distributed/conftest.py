@@ -27,6 +27,7 @@ else:
 
 import eager  # noqa: E402
 import eager.distributed as dist  # noqa: E402
+from eager.distributed.watchdog import report_and_abort  # noqa: E402
 
 #: how long a collective may wait for the others in these tests before the job aborts
 TIMEOUT = datetime.timedelta(seconds=60)
@@ -87,9 +88,8 @@ def pytest_runtest_logreport(report):
     if not report.failed or not dist.is_initialized() or dist.get_world_size() < 2:
         return
     rank = dist.get_rank()
-    sys.stderr.write(f"\n[rank {rank}] {report.nodeid} FAILED ({report.when}):\n"
-                     f"{report.longreprtext}\n[rank {rank}] aborting every rank: the others "
-                     "would wait for this one in their next collective\n")
-    sys.stderr.flush()
     from mpi4py import MPI
-    MPI.COMM_WORLD.Abort(1)
+    report_and_abort(f"\n[rank {rank}] {report.nodeid} FAILED ({report.when}):\n"
+                     f"{report.longreprtext}\n[rank {rank}] aborting every rank: the others "
+                     "would wait for this one in their next collective\n",
+                     lambda: MPI.COMM_WORLD.Abort(1))

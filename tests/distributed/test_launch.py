@@ -76,10 +76,10 @@ RAISES = textwrap.dedent("""
 
 def test_a_rank_that_raises_ends_the_job_at_once(mpiexec):
     rc, out, err, seconds = job(mpiexec, 2, ["-c", RAISES], timeout=90)
-    assert rc != 0
+    assert rc != 0, (out, err)
     assert "ValueError: rank 1 failed on purpose" in err
     assert "[rank 1] eager.distributed: uncaught ValueError on this rank: aborting all 2 " \
-           "ranks (MPI_Abort)" in err
+           "ranks (MPI_Abort)" in err, (rc, out, err)
     assert "should not get here" not in out
     assert seconds < 60  # far below the group's 120 s timeout: nobody waited for it
 
@@ -96,7 +96,7 @@ HANGS = textwrap.dedent("""
 
 def test_a_rank_that_hangs_makes_the_others_time_out_with_a_clear_error(mpiexec):
     rc, out, err, seconds = job(mpiexec, 2, ["-c", HANGS], timeout=90)
-    assert rc != 0
+    assert rc != 0, (out, err)
     assert "[rank 0] eager.distributed: all_reduce of a float32[3] tensor (op SUM) timed " \
            "out: waited longer than the process group's timeout (0:00:01.500000)" in err
     assert "Aborting every rank of the job (MPI_Abort)" in err
