@@ -251,9 +251,11 @@ def test_compiled_collectives_run_on_every_replay(world):
         return y
 
     f = compiler.compile(step)
+    lst = [eager.zeros(3) for _ in range(world)]  # the same list: a new one retraces
     for i in range(4):
         x = eager.full((3,), float(r + i))
-        lst = [eager.zeros(3) for _ in range(world)]
+        for t in lst:
+            t.zero_()
         y = f(x, lst)
         compiler.wait()
         total = 2.0 * sum(k + i for k in range(world))
@@ -310,9 +312,9 @@ def test_blocking_async_and_compiled_calls_pair_up_across_ranks(ranks):
         return out * 1
 
     f = compiler.compile(calls) if mode == "compiled" else calls
+    lst = [eager.zeros(2) for _ in range(ranks)]
     for i in range(3):
         x = eager.full((2,), float(r + i))
-        lst = [eager.zeros(2) for _ in range(ranks)]
         out = eager.zeros(2)
         got = f(x, lst, out)
         compiler.wait()

@@ -24,7 +24,6 @@ no gradient is an error, as in PyTorch.
 from __future__ import annotations
 
 import weakref
-from contextlib import contextmanager
 
 from ..._state import guarded
 from ...autograd.grad_mode import is_grad_enabled, no_grad
@@ -66,6 +65,7 @@ class DistributedDataParallel(Module):
         d["gradient_as_bucket_view"] = gradient_as_bucket_view
         d["static_graph"] = static_graph
         d["require_backward_grad_sync"] = True
+        d["modules_buffers"] = list(module.buffers())  # as PyTorch: the buffers at wrapping
         _verify_same_model(module, pg)
         if init_sync:
             _sync_states(module, pg)
@@ -86,24 +86,34 @@ class DistributedDataParallel(Module):
         if self.broadcast_buffers and self.process_group.size() > 1 and is_grad_enabled() \
                 and self._sync_in_backward():
             with no_grad():
-                for b in self.module.buffers():
+                for b in self.modules_buffers:
                     broadcast(b, 0, group=self.process_group)
         return self.module(*inputs, **kwargs)
 
-    @contextmanager
-    def no_sync(self):
+    def no_sync(self) -> _NoSync:
         """Inside this block backward passes accumulate gradients locally without
         averaging them; the first backward after it averages the accumulated sum."""
-        d = self.__dict__
-        old = d["require_backward_grad_sync"]
-        d["require_backward_grad_sync"] = False
-        try:
-            yield
-        finally:
-            d["require_backward_grad_sync"] = old
+        return _NoSync(self.__dict__)
 
     def extra_repr(self) -> str:
         return ""
+
+
+class _NoSync:
+    """``no_sync()``'s context (a plain class: a compiled step can use it and replay)."""
+
+    __slots__ = ("_state", "_old")
+
+    def __init__(self, state: dict):
+        self._state = state
+
+    def __enter__(self) -> None:
+        self._old = self._state["require_backward_grad_sync"]
+        self._state["require_backward_grad_sync"] = False
+
+    def __exit__(self, *exc) -> bool:
+        self._state["require_backward_grad_sync"] = self._old
+        return False
 
 
 def _verify_same_model(module: Module, pg) -> None:
