@@ -101,3 +101,11 @@ def test_a_rank_that_hangs_makes_the_others_time_out_with_a_clear_error(mpiexec)
            "out: waited longer than the process group's timeout (0:00:01.500000)" in err
     assert "Aborting every rank of the job (MPI_Abort)" in err
     assert seconds < 60  # the sleeping rank was aborted too
+
+
+def test_importing_eager_never_imports_mpi4py():
+    code = ("import sys, eager, eager.distributed, eager.nn.parallel\n"
+            "assert 'mpi4py' not in sys.modules, 'mpi4py imported'\n"
+            "assert eager.distributed.is_available()\n"
+            "assert 'mpi4py' not in sys.modules, 'is_available() imported mpi4py'\n")
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
