@@ -25,7 +25,7 @@ from . import log, tiers
 from .capture import GraphBreak, Tracer
 from .codegen import compile_graph
 from .explain import Explanation
-from .guards import Preconditions, describe_key_change, flatten
+from .guards import Preconditions, describe_key_change, flatten, memory_pattern
 from .ir import Graph, check_graph
 from .passes import optimize
 from .program import FREED, BackwardProgram, Path, Variant, resolve
@@ -190,6 +190,12 @@ class CompiledFunction:
         if observer.unsure:
             self._run_eagerly("; ".join(observer.unsure))
             return result
+        if tracer.unsupported and key[3] and not tracer.breaks:
+            # arguments sharing memory, written in place: this key runs as eager does
+            self._cache[key] = _EAGER
+            self._fallback("arguments share memory and the function writes through one of "
+                           "them: " + "; ".join(tracer.unsupported), count=False)
+            return result
         if tracer.breaks or tracer.unsupported:
             why = "; ".join(tracer.breaks + tracer.unsupported)
             self._always_eager = f"runs eagerly on every call: {why}"
@@ -317,7 +323,9 @@ class CompiledFunction:
         pre = Preconditions([(t, rg[id(t)]) for t, _ in tracer.lifted],
                             [ref(lf) for lf, _ in tracer.grad_inputs],
                             [ref(lf) for lf in tracer.grad_none], tracer.py_guards, same,
-                            GuardSet(observer.guards, STRUCTURE_EPOCH))
+                            GuardSet(observer.guards, STRUCTURE_EPOCH),
+                            memory_pattern(list(tensors) + [t for t, _ in tracer.lifted])
+                            if tracer.writebacks and tracer.lifted else None)
         path = Path(graph=graph, program=program, outcomes=outcomes, input_slots=slots,
                     lifted=[t for t, _ in tracer.lifted],
                     grad_inputs=[ref(lf) for lf, _ in tracer.grad_inputs], out_spec=spec,
@@ -326,6 +334,7 @@ class CompiledFunction:
                     saved_slots=sorted(saved_index.values()), backwards=backwards,
                     diff_sources=diff_sources, has_random=tracer.has_random,
                     effects=list(observer.effects),
+                    view_outputs=[t._base is not None and t._base.requires_grad for t in outs],
                     guards=[(n.params["where"], n.params["kind"], n.params["expected"])
                             for n in guard_nodes])
         if self.backend == "numba":
