@@ -34,6 +34,7 @@ from .random import (Generator, default_generator, get_rng_state, initial_seed, 
                      seed, set_rng_state)
 from . import methods as _methods
 from .dispatch import dispatch
+from . import distributed  # before nn: nn.parallel builds on it; never imports mpi4py
 from . import nn, optim, viz
 from . import utils
 from . import linalg, distributions

@@ -1,7 +1,7 @@
 """``eager.nn``: modules, parameters, layers, losses, ``functional`` and ``init``, with
 PyTorch's names and behaviour."""
 
-from . import functional, init, utils  # noqa: F401
+from . import functional, init, parallel, utils  # noqa: F401
 from .activation import (  # noqa: F401
                          ELU,
                          GELU,
