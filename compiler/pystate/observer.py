@@ -190,9 +190,13 @@ class Observer:
             # a library helper called by eager's own code belongs to that code
             return frame.f_back in self.states or not library_file(code.co_filename) \
                 or not self._started
-        # eager's own code is trusted, except the module layer (eager/nn), which reads the
-        # Python state of modules; their attribute access is read at LOAD_ATTR instead
-        return _module_layer(code.co_filename) and code.co_name not in _NOT_WATCHED_METHODS
+        # eager's own code is trusted, except where the module layer (eager/nn) handles a
+        # Module (its methods, and helpers given one): that code reads the module's Python
+        # state.  Module attribute access itself is read at LOAD_ATTR instead.
+        if not _module_layer(code.co_filename) or code.co_name in _NOT_WATCHED_METHODS:
+            return False
+        f_locals = frame.f_locals
+        return any(isinstance(f_locals.get(n), self.module_cls) for n in _param_names(code))
 
     def _enter(self, st: FrameState, frame) -> None:
         code = frame.f_code
