@@ -170,7 +170,7 @@ def exact_form(n: int, quick: bool) -> Workload:
         f"gelu_exact_{label.lower()}", f"GELU erf form, {label} float32",
         [(P.NUMPY, numpy_), (P.EAGER, eager_), (P.COMPILED, compiled_), (P.TORCH, torch_),
          (P.TORCH_COMPILE, torch_compile_), (P.JAX, jax_)],
-        rtol=1e-5, atol=1e-6,
+        rtol=1e-4, atol=2e-5,
         notes={P.NUMPY: "NumPy has no erf: np.frompyfunc(math.erf) per element",
                P.EAGER: "F.gelu(x): vectorized erf (eager.ops.special)",
                P.COMPILED: "compile(F.gelu): fused kernel calling math.erf per element"})
