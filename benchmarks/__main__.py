@@ -31,8 +31,9 @@ def parse(argv):
     ap.add_argument("--peers", nargs="+", metavar="PEER",
                     help="run only these peers (e.g. numpy eager compiled)")
     ap.add_argument("--threads", type=int, default=None, metavar="N",
-                    help="threads for BLAS/OpenMP/Numba/torch (default: each library's own); "
-                         "1 gives steadier numbers on a busy machine")
+                    help="threads for BLAS/OpenMP/Numba/torch (default: each library's own; "
+                         "JAX keeps its own: XLA's single-thread flag slows its dispatch "
+                         "tenfold on a busy machine); 1 gives steadier numbers there")
     ap.add_argument("--json", default=DEFAULT_JSON, metavar="PATH",
                     help="write the results here (default benchmarks/results/latest.json); "
                          "'' for none")
@@ -61,8 +62,6 @@ def main(argv=None) -> int:
     if args.threads:
         for var in THREAD_VARS:
             os.environ[var] = str(args.threads)
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
-                                   " --xla_cpu_multi_thread_eigen=false").strip()
         if "numpy" in sys.modules:
             print("note: --threads given after numpy was imported; BLAS may ignore it",
                   file=sys.stderr)

@@ -9,6 +9,7 @@ for each headline workload, each peer's time divided by ours compiled.
 from __future__ import annotations
 
 import os
+import textwrap
 
 from . import report as R
 from .peers import (
@@ -48,7 +49,7 @@ def caption(meta: dict) -> str:
     return (f"{meta.get('cpu', '?')}, {meta.get('cores', '?')} cores; Python "
             f"{v.get('python', '?')}, {libs}; {meta.get('date', '?')[:10]}"
             f"{' (--quick)' if meta.get('quick') else ''}. Medians of samples taken in "
-            "turns in one process; lower is better.")
+            "turns in one process.")
 
 
 def _times(r: float, than: str) -> str:
@@ -118,11 +119,11 @@ def headline_chart(results: dict, path: str) -> None:
     if not rows:
         return
     n = sum(len(v) for _, v in rows) + len(rows)
-    fig, ax = plt.subplots(figsize=(9, 0.2 * n + 1.3))
+    fig, ax = plt.subplots(figsize=(8, 0.2 * n + 1.3))
     y, ticks, labels, ratios = 0, [], [], []
     for title, vals in rows:
         ticks.append(y - (len(vals) - 1) / 2)
-        labels.append(title)
+        labels.append(textwrap.fill(title, 30))
         for impl, r in vals:
             ax.barh(y, r - 1, left=1, color=COLORS[impl], height=0.8, label=HEADERS[impl])
             ax.text(r, y, f" {R.fmt_ratio(r)} " if r >= 1 else f"{R.fmt_ratio(r)} ",

@@ -86,7 +86,7 @@ def readme_block(results: dict, chart: str, report_md: str) -> str:
         headline_table(results),
         "",
         _ratio_note() + " Our eager mode is shown as time per call. Measured on "
-        f"{meta.get('cpu', '?')} ({meta.get('cores', '?')} cores), "
+        f"{meta.get('cpu', '?')} ({meta.get('cores', '?')} cores{_load_text(meta)}), "
         f"{meta.get('date', '?')[:10]}, all peers side by side in one process (medians); "
         f"the machine, versions, method and every workload are in "
         f"[{report_md}]({report_md}).",
@@ -102,6 +102,13 @@ def readme_block(results: dict, chart: str, report_md: str) -> str:
         "```",
         END,
     ])
+
+
+def _load_text(meta: dict) -> str:
+    load = meta.get("load_average_at_start")
+    threads = {t for t in (meta.get("threads") or {}).values() if t}
+    text = f", load average {load[0]:.1f} at the start" if load else ""
+    return text + (f", {threads.pop()} thread per library" if len(threads) == 1 else "")
 
 
 def update_readme(path: str, block: str) -> None:
