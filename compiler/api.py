@@ -18,6 +18,7 @@ import numpy as np
 
 from eager import autograd
 from eager._state import STATE
+from eager.nn.module import STRUCTURE_EPOCH
 from eager.tensor import Tensor
 
 from . import log, tiers
@@ -28,6 +29,8 @@ from .guards import Preconditions, describe_key_change, flatten
 from .ir import Graph, check_graph
 from .passes import optimize
 from .program import FREED, BackwardProgram, Path, Variant, resolve
+from .pystate.guards import GuardSet
+from .pystate.observer import Observer
 
 _EAGER = "eager"  # cache value: this key runs eagerly
 _ALL: list = []   # weak registry for compiler.reset()
@@ -110,22 +113,26 @@ class CompiledFunction:
         if entry is _EAGER:
             self._fallback("this key's trace could not be compiled")
             return self.fn(*args, **kwargs)
+        diverged = None
         for k, variant in enumerate(entry):
             pre = variant.pre
-            if pre.empty or pre.failure(tensors) is None:
+            if pre.empty or pre.holds(tensors, args, kwargs):
                 if k:  # the variant that matched goes first: one precondition check next time
                     entry.insert(0, entry.pop(k))
                 try:
                     path, outs = variant.run(tensors)
                 except Exception as e:  # nothing visible happened yet: eager is safe
                     return self._replay_failed(key, e, args, kwargs)
-                if path is None:
-                    st["guard_failures"] += 1
-                    return self._diverged(key, variant, outs, tensors, args, kwargs)
+                if path is None:  # a branch this variant has not seen: maybe another has
+                    diverged = diverged or (variant, outs)
+                    continue
                 st["hits"] += 1
                 path.hits += 1
                 return path.finish(outs, tensors)
-        reason = entry[0].pre.failure(tensors)
+        if diverged is not None:
+            st["guard_failures"] += 1
+            return self._diverged(key, diverged[0], diverged[1], tensors, args, kwargs)
+        reason = entry[0].pre.failure(tensors, args, kwargs)
         log.recompiles.info("%s: recompiling: %s", self.__name__, reason)
         return self._trace(key, tensors, args, kwargs, None, reason)
 
@@ -168,13 +175,11 @@ class CompiledFunction:
         tracer = Tracer(self.fullgraph)
         for t in tensors:
             tracer.add_input(t)
-        for where, getter in _python_scalars(self.fn):  # values the trace will bake in
-            tracer.guard_value(where, getter, getter())
-        # where the function can reach tensors: a lifted one found there is guarded
-        reachable = [(w, g, id(g())) for w, g in _tensor_paths(self.fn)]
+        observer = Observer(self.fn, args, kwargs)
         STATE.tracer = tracer
         try:
-            result = self.fn(*args, **kwargs)
+            with observer:
+                result = self.fn(*args, **kwargs)
         except GraphBreak as e:
             raise GraphBreakError(f"{self.__name__}: graph break: {e}") from None
         finally:
@@ -182,19 +187,17 @@ class CompiledFunction:
         self._stats["traces"] += 1
         self._stats["fallbacks"] += 1  # this call ran eagerly
         self._n_traces += 1
+        if observer.unsure:
+            self._run_eagerly("; ".join(observer.unsure))
+            return result
         if tracer.breaks or tracer.unsupported:
             why = "; ".join(tracer.breaks + tracer.unsupported)
             self._always_eager = f"runs eagerly on every call: {why}"
             self._fallback(self._always_eager, count=False)  # counted above
             return result
         t0 = time.perf_counter()
-        lifted_ids = {id(t) for t, _ in tracer.lifted}
-        for where, getter, ident in reachable:
-            if ident in lifted_ids:
-                tracer.guard_value(f"{where} is the same tensor",
-                                   lambda g=getter: id(g()), ident)
         try:
-            path, pre = self._build(tracer, tensors, result)
+            path, pre = self._build(tracer, tensors, result, observer)
         except GraphBreak as e:
             raise GraphBreakError(f"{self.__name__}: graph break: {e}") from None
         except Exception as e:  # never an exception to the user: this key stays eager
@@ -207,7 +210,7 @@ class CompiledFunction:
             return result
         finally:
             self._stats["compile_seconds"] += time.perf_counter() - t0
-        if variant is None:
+        if variant is None or not pre.same_as(variant.pre):
             variant = Variant(pre)
             self._cache.setdefault(key, []).append(variant)
         variant.add(path)
@@ -216,7 +219,15 @@ class CompiledFunction:
                        path.graph)
         return result
 
-    def _build(self, tracer: Tracer, tensors, result):
+    def _run_eagerly(self, why: str) -> None:
+        """The function cannot be compiled safely: every call runs eagerly from now on."""
+        self._always_eager = f"runs eagerly on every call: {why}"
+        self._fallback(self._always_eager, count=False)
+        if self.fullgraph:
+            raise GraphBreakError(f"{self.__name__}: {why}")
+        warnings.warn(f"{self.__name__}: {self._always_eager}", CompileWarning, stacklevel=4)
+
+    def _build(self, tracer: Tracer, tensors, result, observer):
         outs: list[Tensor] = []
         spec = _spec(result, tensors, outs, tracer)
         out_vals = [tracer.value_of(t) for t in outs]
@@ -305,7 +316,8 @@ class CompiledFunction:
         outcomes = tuple(n.params["expected"] for n in guard_nodes)
         pre = Preconditions([(t, rg[id(t)]) for t, _ in tracer.lifted],
                             [ref(lf) for lf, _ in tracer.grad_inputs],
-                            [ref(lf) for lf in tracer.grad_none], tracer.py_guards, same)
+                            [ref(lf) for lf in tracer.grad_none], tracer.py_guards, same,
+                            GuardSet(observer.guards, STRUCTURE_EPOCH))
         path = Path(graph=graph, program=program, outcomes=outcomes, input_slots=slots,
                     lifted=[t for t, _ in tracer.lifted],
                     grad_inputs=[ref(lf) for lf, _ in tracer.grad_inputs], out_spec=spec,
@@ -313,6 +325,7 @@ class CompiledFunction:
                     grad_writes=gw,
                     saved_slots=sorted(saved_index.values()), backwards=backwards,
                     diff_sources=diff_sources, has_random=tracer.has_random,
+                    effects=list(observer.effects),
                     guards=[(n.params["where"], n.params["kind"], n.params["expected"])
                             for n in guard_nodes])
         if self.backend == "numba":
@@ -347,78 +360,6 @@ class CompiledFunction:
             self._fallback_reasons.append(f"kernels not built: {type(exc).__name__}: {exc}")
 
         tiers.submit(job, on_error)
-
-
-_SCALARS = (int, float, bool, str, type(None))
-_MISSING = object()
-
-
-def _python_scalars(fn) -> list:
-    """(where, getter) for the scalars ``fn`` reads from its globals and closure cells: a
-    trace bakes them in, so each becomes a guard."""
-    fn = getattr(fn, "__func__", fn)
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return []
-    out = []
-    glb = fn.__globals__
-    for name in code.co_names:  # co_names also holds attribute names: real globals only
-        if name in glb and type(glb[name]) in _SCALARS:
-            out.append((f"global {name}", lambda n=name: glb.get(n, _MISSING)))
-    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
-        try:
-            v = cell.cell_contents
-        except ValueError:
-            continue
-        if type(v) in _SCALARS:
-            out.append((f"closure variable {name}", lambda c=cell: _cell(c)))
-    return out
-
-
-def _tensor_paths(fn) -> list:
-    """(where, getter) for tensors reachable from ``fn`` by a short path: attributes of a
-    bound ``self``, referenced globals, closure cells and the attributes of objects in
-    them.  A trace reads lifted tensors by identity; these paths let it notice when one is
-    rebound to another tensor between calls."""
-    out = []
-    self_obj = getattr(fn, "__self__", None)
-    func = getattr(fn, "__func__", fn)
-    if self_obj is not None and not _is_module(self_obj):
-        _attr_paths("self", self_obj, out)
-    code = getattr(func, "__code__", None)
-    if code is None:
-        return out
-    glb = func.__globals__
-    for name in code.co_names:
-        v = glb.get(name)
-        if isinstance(v, Tensor):
-            out.append((f"global {name}", lambda n=name: glb.get(n)))
-    for name, cell in zip(code.co_freevars, func.__closure__ or ()):
-        try:
-            v = cell.cell_contents
-        except ValueError:
-            continue
-        if isinstance(v, Tensor):
-            out.append((f"closure variable {name}", lambda c=cell: _cell(c)))
-        elif not _is_module(v):
-            _attr_paths(name, v, out)
-    return out
-
-
-def _attr_paths(label, obj, out) -> None:
-    d = getattr(obj, "__dict__", None)
-    if type(d) is not dict or isinstance(obj, type) or callable(obj):
-        return
-    for name, v in d.items():
-        if isinstance(v, Tensor):
-            out.append((f"{label}.{name}", lambda n=name: d.get(n)))
-
-
-def _cell(cell):
-    try:
-        return cell.cell_contents
-    except ValueError:
-        return _MISSING
 
 
 def _output_backward(tracer: Tracer, t: Tensor, diff_tensors: list):

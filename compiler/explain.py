@@ -47,6 +47,9 @@ class Explanation:
                 out.extend(f"    {b}" for b in t["branches"])
             if t["writebacks"]:
                 out.append(f"  writes back: {t['writebacks']}")
+            if t["effects"]:
+                out.append("  Python side effects replayed on every call:")
+                out.extend(f"    {e}" for e in t["effects"])
             out.append("  graph:")
             out.extend("    " + ln for ln in t["graph"].splitlines())
             for name, src in t["kernels"]:
@@ -55,8 +58,6 @@ class Explanation:
         if self.fallbacks:
             out.append("\nfallbacks:")
             out.extend(f"  {r}" for r in self.fallbacks)
-        out.append("\nnot replayed: Python side effects inside the function (prints, list "
-                   "appends, attribute writes other than .grad) happen only on eager calls.")
         return "\n".join(out)
 
     __repr__ = __str__
@@ -81,6 +82,8 @@ def _trace_info(key, variant, path, reason, argnames) -> dict:
     for where, _, value in variant.pre.py:
         text = repr(value)
         guards.append(f"{where} == {text}" if len(text) <= 60 else f"{where} unchanged")
+    if variant.pre.pystate is not None:
+        guards.extend(str(g) for g in variant.pre.pystate.guards)
     for kind, obj in variant.pre.grad_none:
         what = _name((obj,), argnames) if kind == "arg" else \
             f"lifted tensor {list(obj._data.shape)}"
@@ -95,4 +98,5 @@ def _trace_info(key, variant, path, reason, argnames) -> dict:
             kernels += list(bw.program.kernels)
     return {"reason": reason, "hits": path.hits, "guards": guards, "lifted": lifted,
             "branches": branches, "graph": path.program.source,
-            "writebacks": len(path.writebacks) + len(path.grad_writes), "kernels": kernels}
+            "writebacks": len(path.writebacks) + len(path.grad_writes), "kernels": kernels,
+            "effects": [str(e) for e in path.effects]}

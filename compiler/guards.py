@@ -119,12 +119,14 @@ def _name(path, names) -> str:
 
 class Preconditions:
     """Per-trace guards checked before replay: lifted tensors' metadata, ``.grad`` state
-    at entry, Python values, and arguments that were the same tensor when traced."""
+    at entry, Python values declared by eager (``guarded``), the Python state the trace
+    read (``pystate``, a compiled :class:`~compiler.pystate.guards.GuardSet`), and
+    arguments that were the same tensor when traced."""
 
     __slots__ = ("lifted", "lifted_ids", "grad_inputs", "grad_none", "py", "same_args",
-                 "empty")
+                 "pystate", "empty", "_simple")
 
-    def __init__(self, lifted, grad_inputs, grad_none, py_guards, same_args):
+    def __init__(self, lifted, grad_inputs, grad_none, py_guards, same_args, pystate=None):
         self.lifted = [(t, t._data.shape, t._data.dtype, rg) for t, rg in lifted]
         self.lifted_ids = {id(t) for t, _ in lifted}
         self.grad_inputs = []  # (ref, shape, dtype); refs: ("arg", i) or ("obj", tensor)
@@ -135,11 +137,24 @@ class Preconditions:
         self.grad_none = list(grad_none)
         self.py = list(py_guards)
         self.same_args = list(same_args)
-        self.empty = not (self.lifted or self.grad_inputs or self.grad_none or self.py
-                          or self.same_args)
+        self.pystate = pystate if pystate is not None and len(pystate) else None
+        self._simple = not (self.lifted or self.grad_inputs or self.grad_none or self.py
+                            or self.same_args)
+        self.empty = self._simple and self.pystate is None
 
-    def failure(self, tensors) -> str | None:
+    def holds(self, tensors, args, kwargs) -> bool:
+        """Whether every guard holds (the fast check before a replay)."""
+        if self.pystate is not None and not self.pystate.check(args, kwargs):
+            return False
+        return self._simple or self._tensor_failure(tensors) is None
+
+    def failure(self, tensors, args=(), kwargs=None) -> str | None:
         """None when every guard holds, else the first one that fails, in words."""
+        if self.pystate is not None and not self.pystate.check(args, kwargs or {}):
+            return self.pystate.failure(args, kwargs or {}) or "Python state changed"
+        return self._tensor_failure(tensors)
+
+    def _tensor_failure(self, tensors) -> str | None:
         for t, shape, dtype, rg in self.lifted:
             d = t._data
             if d.shape != shape:
@@ -172,6 +187,17 @@ class Preconditions:
                 if id(t) in self.lifted_ids:
                     return f"argument {i} is a tensor the function also reads directly"
         return None
+
+    def same_as(self, other: "Preconditions") -> bool:
+        """Whether a sibling trace depends on exactly the same guards (so it can share
+        this variant's tree of branches)."""
+        def ids(pre):
+            return ([(id(t), shape, dtype, rg) for t, shape, dtype, rg in pre.lifted],
+                    [(r[0], id(r[1]) if r[0] == "obj" else r[1]) for r, _, _ in
+                     pre.grad_inputs],
+                    [w for w, _, _ in pre.py], pre.same_args,
+                    [g.ident() for g in pre.pystate.guards] if pre.pystate else [])
+        return ids(self) == ids(other)
 
 
 def _tname(t: Tensor) -> str:

@@ -20,6 +20,7 @@ from eager.ops.factory import generator
 from eager.tensor import Tensor
 
 from .ir import Const, Graph, Guard, GuardFailed, Value
+from .pystate.effects import apply_all as apply_effects
 
 
 class BackwardProgram:
@@ -93,7 +94,7 @@ class Path:
     def __init__(self, *, graph, program, outcomes, input_slots, lifted, grad_inputs,
                  out_spec, n_outputs, writebacks, wb_backwards, grad_writes, saved_slots,
                  backwards,
-                 diff_sources, has_random, guards):
+                 diff_sources, has_random, guards, effects=()):
         self.graph = graph
         self.program = program
         self.outcomes = outcomes          # tuple of guard outcomes along this path
@@ -110,10 +111,11 @@ class Path:
         self.diff_sources = diff_sources  # ("arg", i) / ("lifted", tensor) in target order
         self.has_random = has_random
         self.guards = guards              # (where, kind, expected) per branch guard
+        self.effects = list(effects)      # Python side effects to replay (pystate.effects)
         self.hits = 0
         # one output tensor, nothing written back, no grad node: the common inference call
         self.simple = (out_spec == ("out", 0) and not writebacks and not grad_writes
-                       and not any(b is not None for b in backwards))
+                       and not any(b is not None for b in backwards) and not effects)
         self.feed_simple = not lifted and not grad_inputs
 
     def arrays(self, tensors) -> list:
@@ -139,6 +141,8 @@ class Path:
                 self._attach(t, bw, outs, tensors)
         for r, k in self.grad_writes:
             resolve(r, tensors)._grad = None if k is None else Tensor._make(outs[k])
+        if self.effects:
+            apply_effects(self.effects)
         wrapped = []
         for i in range(self.n_outputs):
             t = Tensor._make(outs[i])

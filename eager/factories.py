@@ -18,28 +18,37 @@ from .tensor import Tensor
 
 
 def _infer_np_dtype(data) -> np.dtype:
-    """The dtype PyTorch gives to nested Python data."""
-    kinds = set()
+    """The dtype PyTorch gives to nested Python data: Python floats and ints take the
+    default dtypes, NumPy scalars and tensors keep theirs, and the kinds promote
+    (float over int over bool; the wider float / int)."""
+    py, typed = set(), []
     stack = [data]
     while stack:
         x = stack.pop()
         if isinstance(x, (list, tuple)):
             stack.extend(x)
         elif isinstance(x, Tensor):
-            kinds.add(x._data.dtype.kind if x._data.dtype.kind != "f" else "f")
-        elif isinstance(x, (bool, np.bool_)):
-            kinds.add("b")
-        elif isinstance(x, (int, np.integer)):
-            kinds.add("i")
-        elif isinstance(x, (float, np.floating)):
-            kinds.add("f")
+            typed.append(x._data.dtype)
+        elif isinstance(x, (np.generic, np.ndarray)) and x.dtype.kind in "biuf":
+            typed.append(x.dtype)
+        elif isinstance(x, bool):
+            py.add("b")
+        elif isinstance(x, int):
+            py.add("i")
+        elif isinstance(x, float):
+            py.add("f")
         else:
             raise TypeError(f"tensor(): could not infer dtype of {type(x).__name__}")
-    if "f" in kinds:
-        return _dt.DEFAULT_FLOAT.np
-    if "i" in kinds or "u" in kinds:
-        return _dt.DEFAULT_INT.np
-    if "b" in kinds:
+    floats = [d for d in typed if d.kind == "f"] + ([_dt.DEFAULT_FLOAT.np] if "f" in py else [])
+    if floats:
+        return max(floats, key=lambda d: d.itemsize)
+    ints = [d for d in typed if d.kind in "iu"] + ([_dt.DEFAULT_INT.np] if "i" in py else [])
+    if ints:
+        out = ints[0]
+        for d in ints[1:]:
+            out = np.promote_types(out, d)
+        return out
+    if "b" in py or typed:
         return _dt.bool_.np
     return _dt.DEFAULT_FLOAT.np  # empty list
 
@@ -63,8 +72,6 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         arr = np.array(data, dtype=_infer_np_dtype(data) if dtype is None else None)
     if dtype is not None:
         arr = arr.astype(_dt.to_numpy(dtype), copy=False)
-    elif arr.dtype == np.float64 and not isinstance(data, (np.ndarray, Tensor)):
-        arr = arr.astype(np.float32)
     _dt.from_numpy(arr.dtype)
     t = Tensor._make(arr if arr.flags.c_contiguous else np.array(arr, order="C"))
     if STATE.tracer is not None:

@@ -527,3 +527,8 @@ def _finish_nll(picked, w, n, reduction, shape, masked):
     empty = _ew.eq(sw, 0)
     return _ew.where(empty, float("nan"),
                      _ew.neg(_ew.div(_sum(picked), _ew.where(empty, 1.0, sw))))
+
+
+# -- attention ---------------------------------------------------------------------------
+
+from .attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: E402, F401, I001

@@ -4,6 +4,11 @@ state-dict and repr behaviour.
 Parameters, buffers and child modules live in the ordered dicts ``_parameters``,
 ``_buffers`` and ``_modules``; ``__setattr__`` routes assignments there and
 ``__getattr__`` finds them, exactly as in PyTorch.
+
+Every change to a module's structure through this API (attribute assignment or deletion,
+registering parameters, buffers, submodules or hooks, ``train()``/``eval()``) bumps
+:data:`STRUCTURE_EPOCH`: compiled traces guard the module attributes they read, and skip
+re-checking those guards while the epoch has not moved.
 """
 
 from __future__ import annotations
@@ -14,7 +19,6 @@ from collections.abc import Mapping
 import numpy as np
 
 from .. import dtypes as _dt
-from .._state import STATE
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from ._util import (
@@ -32,6 +36,43 @@ from .parameter import Parameter
 
 __all__ = ["Module"]
 
+#: bumped by every structural change of any Module (see the module docstring)
+STRUCTURE_EPOCH = [0]
+
+
+class _OwnedDict(OrderedDict):
+    """A module's parameter / buffer / submodule / hook dict: changes bump the epoch."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key, value):
+        STRUCTURE_EPOCH[0] += 1
+        OrderedDict.__setitem__(self, key, value)
+
+    def __delitem__(self, key):
+        STRUCTURE_EPOCH[0] += 1
+        OrderedDict.__delitem__(self, key)
+
+    def pop(self, *args):
+        STRUCTURE_EPOCH[0] += 1
+        return OrderedDict.pop(self, *args)
+
+    def popitem(self, last=True):
+        STRUCTURE_EPOCH[0] += 1
+        return OrderedDict.popitem(self, last)
+
+    def clear(self):
+        STRUCTURE_EPOCH[0] += 1
+        OrderedDict.clear(self)
+
+    def setdefault(self, key, default=None):
+        STRUCTURE_EPOCH[0] += 1
+        return OrderedDict.setdefault(self, key, default)
+
+    def move_to_end(self, key, last=True):
+        STRUCTURE_EPOCH[0] += 1
+        OrderedDict.move_to_end(self, key, last)
+
 
 class Module:
     """Base class for all neural network modules; subclasses define ``forward``."""
@@ -41,15 +82,11 @@ class Module:
     @property
     def training(self) -> bool:
         """Train/eval mode.  A compiled trace that reads it is guarded on it."""
-        mode = self.__dict__["_training"]
-        if STATE.tracer is not None:
-            d = self.__dict__
-            STATE.tracer.guard_value(f"{type(self).__name__}@{id(self):x}.training",
-                                     lambda: d["_training"], mode)
-        return mode
+        return self.__dict__["_training"]
 
     @training.setter
     def training(self, mode: bool) -> None:
+        STRUCTURE_EPOCH[0] += 1
         self.__dict__["_training"] = mode
 
     def __init__(self, *args, **kwargs):
@@ -57,12 +94,12 @@ class Module:
             raise TypeError(f"{type(self).__name__}.__init__() got unexpected arguments")
         d = self.__dict__
         d["_training"] = True
-        d["_parameters"] = OrderedDict()
-        d["_buffers"] = OrderedDict()
+        d["_parameters"] = _OwnedDict()
+        d["_buffers"] = _OwnedDict()
         d["_non_persistent_buffers_set"] = set()
-        d["_modules"] = OrderedDict()
-        d["_forward_hooks"] = OrderedDict()
-        d["_forward_pre_hooks"] = OrderedDict()
+        d["_modules"] = _OwnedDict()
+        d["_forward_hooks"] = _OwnedDict()
+        d["_forward_pre_hooks"] = _OwnedDict()
 
     # -- calling ------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
@@ -150,14 +187,11 @@ class Module:
             for store in (d["_parameters"], d["_buffers"], d["_modules"]):
                 if name in store:
                     value = store[name]
-                    if STATE.tracer is not None:  # a trace holds on to this very object
-                        STATE.tracer.guard_value(
-                            f"{type(self).__name__}@{id(self):x}.{name} is the same object",
-                            lambda s=store: id(s.get(name)), id(value))
                     return value
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name: str, value) -> None:
+        STRUCTURE_EPOCH[0] += 1
         d = self.__dict__
         params = d.get("_parameters")
         if isinstance(value, Parameter):
@@ -194,6 +228,7 @@ class Module:
                     object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
+        STRUCTURE_EPOCH[0] += 1
         for key in ("_parameters", "_buffers", "_modules"):
             store = self.__dict__.get(key)
             if store is not None and name in store:
@@ -208,6 +243,7 @@ class Module:
         return sorted(k for k in set(keys) if not k[0].isdigit())
 
     def __setstate__(self, state):
+        STRUCTURE_EPOCH[0] += 1
         self.__dict__.update(state)
 
     # -- traversal --------------------------------------------------------------------

@@ -25,7 +25,7 @@ HERE = os.path.basename(__file__)
 # -- helpers ---------------------------------------------------------------------------------
 
 def t(a, requires_grad=False, dtype=np.float32) -> Tensor:
-    return Tensor(np.array(a, dtype=dtype), requires_grad=requires_grad)
+    return torch.tensor(np.array(a, dtype=dtype), requires_grad=requires_grad)
 
 
 def assert_same(got, want, rtol=1e-5, atol=1e-6):

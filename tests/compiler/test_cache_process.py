@@ -46,15 +46,15 @@ SCRIPT = textwrap.dedent(
     ya = rng.standard_normal(4).astype(np.float32)
     outs, grads = [], []
     for _ in range(3):
-        x = Tensor(xa.copy(), requires_grad=True)
-        y = Tensor(ya.copy())
+        x = torch.tensor(xa.copy(), requires_grad=True)
+        y = torch.tensor(ya.copy())
         h, s = cf(x, y)
         s.backward()
         getattr(compiler, "wait", lambda: True)()  # later calls run the fused kernels
         outs.append(h._data.tolist())
         grads.append(x.grad._data.tolist())
-    x = Tensor(xa.copy(), requires_grad=True)
-    h, s = f(x, Tensor(ya.copy()))
+    x = torch.tensor(xa.copy(), requires_grad=True)
+    h, s = f(x, torch.tensor(ya.copy()))
     s.backward()
 
     # Numba's own cache: machine code loaded from disk (hits) or compiled (misses)

@@ -122,7 +122,7 @@ def apply_op(h, op, params, y):
 
 def make_program(ops, param_arrays):
     """(fn, params): fn(x, y) runs the ops; params are fresh leaves that require grad."""
-    params = [Tensor(a.copy(), requires_grad=True) for a in param_arrays]
+    params = [torch.tensor(a.copy(), requires_grad=True) for a in param_arrays]
 
     def program(x, y):
         h = x
@@ -153,8 +153,8 @@ def programs(draw, max_ops=6):
     params = []
     ops = []
     # track the running shape on the first input shape, to draw fitting parameters
-    h = Tensor(np.zeros(x_shape, dtype))
-    y0 = Tensor(np.zeros(y_shape, dtype))
+    h = torch.tensor(np.zeros(x_shape, dtype))
+    y0 = torch.tensor(np.zeros(y_shape, dtype))
 
     def new_param(shape):
         params.append(rng.uniform(-1.5, 1.5, size=shape).astype(dtype))
@@ -251,8 +251,8 @@ def check_program(spec, backend):
         ya = rng.standard_normal(y_shape).astype(dt)
         ins = []
         for _ in range(2):
-            ins.append((Tensor(xa.copy(), requires_grad=call["x_grad"]),
-                        Tensor(ya.copy(), requires_grad=True)))
+            ins.append((torch.tensor(xa.copy(), requires_grad=call["x_grad"]),
+                        torch.tensor(ya.copy(), requires_grad=True)))
         (xc, yc), (xe, ye) = ins
         for p in pc + pe:
             p.grad = None
@@ -281,7 +281,7 @@ def check_program(spec, backend):
         _close(xc, xe, f"x after the call, {ctx}")
         _close(yc, ye, f"y after the call, {ctx}")
         if he.requires_grad:
-            w = Tensor(np.random.default_rng(i).standard_normal(he._data.shape)
+            w = torch.tensor(np.random.default_rng(i).standard_normal(he._data.shape)
                        .astype(he._data.dtype))
             ((hc * w).sum() + sc * 0.5).backward()
             ((he * w).sum() + se * 0.5).backward()
@@ -328,6 +328,6 @@ def test_repeated_calls_are_served_by_compiled_code(spec, backend):
     xa = np.abs(np.random.default_rng(0).standard_normal(spec["x_shape"])).astype(spec["dtype"])
     ya = np.zeros(spec["y_shape"], spec["dtype"])
     for _ in range(3):
-        cf(Tensor(xa.copy(), requires_grad=True), Tensor(ya.copy(), requires_grad=True))
+        cf(torch.tensor(xa.copy(), requires_grad=True), torch.tensor(ya.copy(), requires_grad=True))
     s = cf.stats()
     assert s["traces"] == 1 and s["hits"] == 2, (s, spec["ops"], str(cf.explain()))

@@ -26,7 +26,7 @@ HERE = os.path.basename(__file__)
 # -- helpers -------------------------------------------------------------------------------
 
 def t(a, requires_grad=False, dtype=np.float32) -> Tensor:
-    return Tensor(np.array(a, dtype=dtype), requires_grad=requires_grad)
+    return torch.tensor(np.array(a, dtype=dtype), requires_grad=requires_grad)
 
 
 def tol(dtype):
@@ -36,7 +36,7 @@ def tol(dtype):
 def clone(obj):
     """A deep copy of tensors (same data, dtype, shape and requires_grad; leaves)."""
     if isinstance(obj, Tensor):
-        return Tensor(obj._data.copy(), requires_grad=obj.requires_grad)
+        return torch.tensor(obj._data.copy(), requires_grad=obj.requires_grad)
     if isinstance(obj, tuple):
         return tuple(clone(o) for o in obj)
     if isinstance(obj, list):
@@ -97,7 +97,7 @@ def weighted_loss(out, seed=7):
     for o in tensors_of(out):
         if not o.requires_grad:
             continue
-        w = Tensor(rng.standard_normal(o._data.shape).astype(o._data.dtype))
+        w = torch.tensor(rng.standard_normal(o._data.shape).astype(o._data.dtype))
         term = (o * w).sum()
         loss = term if loss is None else loss + term.to(loss.dtype)
     return loss

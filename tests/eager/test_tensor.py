@@ -373,3 +373,22 @@ def test_legacy_tensor_constructor_matches_torch():
         assert tuple(ours.shape) == tuple(theirs.shape)
         if not all(type(a) is int for a in args):
             np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.regression("tensor(np.float64(x)) gave float32; PyTorch keeps NumPy scalars' dtype")
+def test_tensor_keeps_numpy_scalar_dtypes():
+    assert eager.tensor(np.float64(1.5)).dtype == eager.float64
+    assert eager.tensor(np.int32(3)).dtype == eager.int32
+    assert eager.tensor([np.float64(1.0), 2.0]).dtype == eager.float64
+    assert eager.tensor([np.int8(1), 2.0]).dtype == eager.float32
+    assert eager.tensor([1, np.int32(2)]).dtype == eager.int64
+    assert eager.tensor([eager.tensor(1.0, dtype=eager.float64)]).dtype == eager.float64
+
+
+def test_tensor_dtype_inference_matches_torch():
+    torch = pytest.importorskip("torch")
+    cases = [np.float64(1.5), np.float32(1.5), np.int32(3), [np.float64(1.0)], [1.0, 2],
+             [1, np.int32(2)], [True, False], [], 3, 2.5, [np.int8(1), 2.0], [[1, 2], [3, 4]]]
+    for d in cases:
+        assert str(eager.tensor(d).dtype).split(".")[-1] == \
+            str(torch.tensor(d).dtype).split(".")[-1], d

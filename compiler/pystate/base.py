@@ -1,0 +1,54 @@
+"""What the observer's parts share: the reason to give up, where a frame is, and which
+code is trusted (eager's own code, NumPy, Numba: not watched, taken to read only its
+arguments)."""
+
+from __future__ import annotations
+
+import os
+import sysconfig
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+_TRUSTED_DIRS = tuple(os.path.join(_ROOT, d) + os.sep for d in ("eager", "compiler", "runtime"))
+_TRUSTED_PKGS = tuple(os.sep + p + os.sep for p in ("numpy", "numba", "llvmlite"))
+_TRUSTED: dict = {}
+_LIBRARY: dict = {}
+_LIB_DIRS = tuple({os.path.realpath(p) + os.sep for k in ("stdlib", "platstdlib", "purelib",
+                                                           "platlib")
+                   if (p := sysconfig.get_paths().get(k))})
+
+
+class Unsure(Exception):
+    """The observer cannot follow what the code does: the function must run eagerly."""
+
+
+def where(frame) -> str:
+    """``file:line in function`` of a frame, for messages."""
+    if frame is None:
+        return "?"
+    return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno} in " \
+           f"{frame.f_code.co_name}"
+
+
+def trusted_file(filename: str) -> bool:
+    t = _TRUSTED.get(filename)
+    if t is None:
+        if filename.startswith("<"):
+            t = False
+        else:
+            full = os.path.realpath(os.path.abspath(filename))
+            t = full.startswith(_TRUSTED_DIRS) or any(p in full for p in _TRUSTED_PKGS)
+        _TRUSTED[filename] = t
+    return t
+
+
+def library_file(filename: str) -> bool:
+    """Code of the standard library or an installed package: when eager's own code calls
+    it, it is a helper of that code, not the user's."""
+    t = _LIBRARY.get(filename)
+    if t is None:
+        if filename.startswith("<"):
+            t = filename.startswith("<frozen")
+        else:
+            t = os.path.realpath(os.path.abspath(filename)).startswith(_LIB_DIRS)
+        _LIBRARY[filename] = t
+    return t

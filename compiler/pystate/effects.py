@@ -1,0 +1,234 @@
+"""Python side effects a trace made, replayed on every call of the compiled path.
+
+A traced frame that writes state which existed before the call — an attribute
+(``self.count = 3``), an item (``cfg["seen"] = True``), a global, a closure variable,
+``list.append`` / ``extend`` / ``insert``, ``dict.update``, ``set.add``, ``print`` — gets
+that write replayed after the compiled path has run, in the order the trace made them.
+A write is replayable when the value is known at replay: an immutable constant, an object
+the trace holds (by identity), a new list/tuple/dict of such (rebuilt fresh each call), or
+a dynamic scalar (computed by the graph).  Anything else makes the observer give up: the
+function then runs eagerly and ``explain()`` names the line.
+"""
+
+from __future__ import annotations
+
+from eager.tensor import Tensor
+
+from .base import Unsure, where
+from .guards import is_immutable_value
+
+
+class Effect:
+    __slots__ = ("value", "where")
+
+    def apply(self, value) -> None:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return f"{self.describe()}  ({self.where})"
+
+
+class SetAttr(Effect):
+    __slots__ = ("obj", "name")
+
+    def __init__(self, obj, name):
+        self.obj, self.name = obj, name
+
+    def apply(self, value):
+        setattr(self.obj, self.name, value)
+
+    def describe(self):
+        return f"{_label(self.obj)}.{self.name} = {_short(self.value)}"
+
+
+class SetItem(Effect):
+    __slots__ = ("obj", "key", "label")
+
+    def __init__(self, obj, key, label=None):
+        self.obj, self.key, self.label = obj, key, label
+
+    def apply(self, value):
+        self.obj[self.key] = value
+
+    def describe(self):
+        target = self.label or f"{_label(self.obj)}[{self.key!r}]"
+        return f"{target} = {_short(self.value)}"
+
+
+class SetCell(Effect):
+    __slots__ = ("cell", "name")
+
+    def __init__(self, cell, name):
+        self.cell, self.name = cell, name
+
+    def apply(self, value):
+        self.cell.cell_contents = value
+
+    def describe(self):
+        return f"nonlocal {self.name} = {_short(self.value)}"
+
+
+class CallMethod(Effect):
+    """``obj.method(*args)`` on a built-in container (append, extend, update, add...)."""
+
+    __slots__ = ("obj", "method")
+
+    def __init__(self, obj, method):
+        self.obj, self.method = obj, method
+
+    def apply(self, value):
+        getattr(self.obj, self.method)(*value)
+
+    def describe(self):
+        args = ", ".join(_short(v) for v in self.value.items) \
+            if isinstance(self.value, Rebuild) else _short(self.value)
+        return f"{_label(self.obj)}.{self.method}({args})"
+
+
+class Print(Effect):
+    __slots__ = ("kwargs",)
+
+    def __init__(self, kwargs):
+        self.kwargs = kwargs
+
+    def apply(self, value):
+        print(*value, **self.kwargs)
+
+    def describe(self):
+        return "print(" + ", ".join(_short(v) for v in self.value.items) + ")"
+
+
+class Rebuild:
+    """A value made fresh on every replay: a list, tuple or dict of replayable values."""
+
+    __slots__ = ("kind", "items", "keys")
+
+    def __init__(self, kind, items, keys=None):
+        self.kind, self.items, self.keys = kind, items, keys
+
+    def build(self):
+        items = [materialize(v) for v in self.items]
+        if self.kind is dict:
+            return dict(zip(self.keys, items))
+        return self.kind(items)
+
+
+def materialize(v):
+    return v.build() if isinstance(v, Rebuild) else v
+
+
+_MUTABLE_BUILTINS = (list, dict, set, bytearray)
+
+
+def replay_value(value, prov, depth=0):
+    """How to produce ``value`` on each replay, or None when that is not possible."""
+    if not prov.det:
+        return None
+    if is_immutable_value(value):
+        return value
+    if isinstance(value, Tensor):
+        return None  # a tensor made by the trace would need to be an output
+    if prov.fresh:
+        t = type(value)
+        if depth < 4 and t in (list, tuple):
+            items = [replay_value(v, _ITEM, depth + 1) for v in value]
+            if any(i is None and v is not None for i, v in zip(items, value)):
+                return None
+            return Rebuild(t, items)
+        if depth < 4 and t is dict:
+            items = [replay_value(v, _ITEM, depth + 1) for v in value.values()]
+            if any(i is None and v is not None for i, v in zip(items, value.values())):
+                return None
+            return Rebuild(dict, items, list(value.keys()))
+        return None  # a new object of another type: cannot be remade without running
+    return value if not isinstance(value, _MUTABLE_BUILTINS) or prov.fresh is False else value
+
+
+class _ItemProv:
+    det = True
+    fresh = True
+
+
+_ITEM = _ItemProv()
+
+
+def record(obs, effect: Effect, prov, value, frame) -> None:
+    """Record ``effect`` storing ``value`` (of provenance ``prov``), or give up."""
+    rv = replay_value(value, prov)
+    if rv is None and value is not None:
+        raise Unsure(f"{type(effect).__name__.lower()} of a value the compiler cannot "
+                     f"remake on a replay ({type(value).__name__}): "
+                     f"{_what(effect)}")
+    effect.value = rv
+    effect.where = where(frame)
+    obs.keep.append(effect)
+    obs.effects.append(effect)
+
+
+_REPLAYABLE_METHODS = {"append", "extend", "insert", "update", "add", "appendleft",
+                       "__setitem__", "setdefault", "clear", "discard"}
+
+
+def record_method(obs, owner, owner_prov, name, args, arg_provs, frame) -> None:
+    if not owner_prov.det:
+        raise Unsure(f"calls {name} on an object whose origin the compiler lost track of")
+    if name not in _REPLAYABLE_METHODS:
+        raise Unsure(f"changes a {type(owner).__name__} made before the call "
+                     f"({type(owner).__name__}.{name})")
+    provs = arg_provs[-len(args):] if args else []
+    items = []
+    for v, p in zip(args, provs):
+        rv = replay_value(v, p)
+        if rv is None and v is not None:
+            raise Unsure(f"{type(owner).__name__}.{name} of a value the compiler cannot "
+                         f"remake on a replay ({type(v).__name__})")
+        items.append(rv)
+    eff = CallMethod(owner, name)
+    eff.value = Rebuild(tuple, items)
+    eff.where = where(frame)
+    obs.keep.append(owner)
+    obs.effects.append(eff)
+    obs.mutated.add(id(owner))
+
+
+def record_print(obs, args, kwnames, frame) -> None:
+    kw = dict(zip(kwnames, args[len(args) - len(kwnames):])) if kwnames else {}
+    pos = args[:len(args) - len(kwnames)] if kwnames else args
+    for v in list(pos) + list(kw.values()):
+        if isinstance(v, Tensor):
+            return  # printing reads the tensor's data: the trace itself runs eagerly
+        if not (is_immutable_value(v) or v is None):
+            raise Unsure(f"prints a {type(v).__name__}, which a replay cannot reproduce")
+    eff = Print(kw)
+    eff.value = Rebuild(tuple, list(pos))
+    eff.where = where(frame)
+    obs.effects.append(eff)
+
+
+def apply_all(effects) -> None:
+    for e in effects:
+        e.apply(materialize(e.value))
+
+
+def _what(effect) -> str:
+    try:
+        return effect.describe()
+    except Exception:  # noqa: BLE001
+        return type(effect).__name__
+
+
+def _label(obj) -> str:
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if isinstance(name, str):
+        return name
+    return f"{type(obj).__name__}@{id(obj):x}"
+
+
+def _short(v) -> str:
+    if isinstance(v, Rebuild):
+        return f"<new {v.kind.__name__}>"
+    r = repr(v) if is_immutable_value(v) else _label(v)
+    return r if len(r) <= 40 else r[:37] + "..."

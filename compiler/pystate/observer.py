@@ -1,0 +1,436 @@
+"""The observer: watches the Python frames a trace runs, instruction by instruction, and
+turns what they read and write into guards and replayable effects.
+
+While the one-time eager trace of a compiled function runs, ``sys.settrace`` reports each
+instruction of the user's frames (and of ``nn.Module`` methods) before it executes.  The
+observer keeps, beside the real value stack (read through :mod:`.peek`), a stack of
+:class:`~.prov.Prov` records: for every value, whether a replay would see the same one
+(``det``), whether it was made during the call (``fresh``), and a path to read it again
+(``source``).  From them:
+
+* a read from state that outlives the call (an attribute of ``self``, a global, a dict
+  item, a closure cell...) becomes a guard on that path (:mod:`.guards`);
+* a container whose items the code consumes (iterates, unpacks, tests, passes to C code)
+  is guarded on its items;
+* a write to such state is recorded as an effect (:mod:`.effects`) to replay on every call
+  or makes the function run eagerly;
+* anything the observer cannot follow (an unknown built-in such as ``random.random``, a
+  value whose origin it lost) is a reason to run eagerly, named with its source line.
+
+Frames of eager's own code (tensor ops, functional, optimizers, the compiler) are not
+watched: they read only their arguments and declare the state they depend on
+(``eager._state.guarded``).  Methods of ``nn.Module`` objects are watched like user code.
+"""
+
+from __future__ import annotations
+
+import dis
+import functools
+import gc
+import os
+import sys
+
+from eager.tensor import Tensor
+
+from . import bytecode, peek
+from .base import Unsure, library_file, trusted_file, where
+from .guards import (
+    Content,
+    Equals,
+    Is,
+    Len,
+    TooLarge,
+    is_immutable_value,
+    snapshot,
+    snapshot_objects,
+)
+from .prov import DET, FRESH, UNKNOWN, Prov, persistent
+from .sources import Arg, Fixed
+
+_NOT_WATCHED_METHODS = {"__getattr__", "__setattr__", "__delattr__"}
+_CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
+
+
+class FrameState:
+    """What the observer knows about one frame: its stack and variables' provenance."""
+
+    __slots__ = ("frame", "code", "instrs", "handlers", "stack", "locals", "cells", "finish",
+                 "kwnames", "child", "func", "fresh_func", "parent", "ret", "yielded", "exc")
+
+    def __init__(self, frame, parent):
+        self.frame = frame
+        self.code = frame.f_code
+        self.instrs, self.handlers = _code_info(self.code)
+        self.stack: list[Prov] = []
+        self.locals: dict[str, Prov] = {}
+        self.cells: dict[str, Prov] = {}     # cell variables this frame made: what they hold
+        self.finish = None                   # completes the previous instruction
+        self.kwnames: tuple = ()
+        self.child: Prov | None = None       # what the frame it last called returned
+        self.func = None                     # the function object running here
+        self.fresh_func = False              # that function was made during the call
+        self.parent = parent                 # the watched frame that called this one
+        self.ret: Prov | None = None         # what RETURN_VALUE / YIELD_VALUE handed back
+        self.yielded = False
+        self.exc = False                     # an exception is unwinding through this frame
+
+
+_CODE_INFO: dict = {}
+
+
+def _code_info(code):
+    info = _CODE_INFO.get(code)
+    if info is None:
+        instrs = {i.offset: i for i in dis.get_instructions(code)}
+        handlers = {e.target: e.depth + (1 if e.lasti else 0)
+                    for e in dis._parse_exception_table(code)}
+        info = _CODE_INFO[code] = (instrs, handlers)
+    return info
+
+
+class Observer:
+    """Watches one traced call; collects ``guards``, ``effects`` and ``unsure`` reasons."""
+
+    def __init__(self, root, args: tuple, kwargs: dict):
+        from eager.nn.module import Module
+        self.module_cls = Module
+        self.root_code = _root_code(root)
+        self.args, self.kwargs = args, kwargs
+        self.guards: list = []
+        self.effects: list = []
+        self.unsure: list[str] = []
+        self.states: dict = {}
+        self.written: dict = {}      # (id(obj), key) -> Prov of what this call stored there
+        self.mutated: set = set()    # ids of containers this call changed
+        self.owned: set = set()      # ids of dicts a Module owns (module epoch covers them)
+        self.keep: list = []         # objects guards and effects refer to stay alive
+        self._idents: set = set()
+        self._started = False
+        self._installed = False
+        self._prev = None
+        # code run asynchronously (garbage-collector callbacks, finalizers) is not the call's
+        self._async = {getattr(getattr(cb, "__func__", cb), "__code__", None)
+                       for cb in gc.callbacks}
+
+    # -- installation ----------------------------------------------------------------
+    def __enter__(self):
+        if not peek.SUPPORTED:
+            v = sys.version_info
+            self.unsure.append(f"the compiler cannot watch Python {v[0]}.{v[1]} frames yet "
+                               "(supported: 3.11)")
+        else:
+            self._prev = sys.gettrace()  # a debugger or coverage tool: chained, not replaced
+            sys.settrace(self._on_call if self._prev is None else self._on_call_chained)
+            self._installed = True
+        return self
+
+    def __exit__(self, *exc):
+        if self._installed:
+            sys.settrace(self._prev)
+            self._installed = False
+        self.states.clear()
+        return False
+
+    def _on_call_chained(self, frame, event, arg):
+        other = self._prev(frame, event, arg)
+        ours = self._on_call(frame, event, arg)
+        if ours is None:
+            return other
+        if other is None:
+            return ours
+        frame.f_trace_lines = True
+        return _Chained(ours, other)
+
+    def give_up(self, why: str, frame=None) -> None:
+        reason = f"{why} ({where(frame)})" if frame is not None else why
+        if reason not in self.unsure:
+            self.unsure.append(reason)
+        if self._installed:
+            sys.settrace(self._prev)
+            self._installed = False
+        for f in list(self.states):
+            try:
+                f.f_trace = None
+            except Exception:  # noqa: BLE001
+                pass
+        self.states.clear()
+
+    # -- frame entry -------------------------------------------------------------------
+    def _on_call(self, frame, event, arg):
+        if self.unsure:
+            return None
+        st = self.states.get(frame)
+        if st is not None:  # a generator resumed: the value sent in is on its stack
+            if st.yielded:
+                st.yielded = False
+                st.stack.append(DET)
+            return self._on_event
+        if not self._watch(frame):
+            return None
+        st = FrameState(frame, self.states.get(frame.f_back))
+        self.states[frame] = st
+        try:
+            self._enter(st, frame)
+        except (Unsure, peek.LayoutError) as e:
+            self.give_up(str(e), frame)
+            return None
+        frame.f_trace_opcodes = True
+        frame.f_trace_lines = False
+        return self._on_event
+
+    def _watch(self, frame) -> bool:
+        code = frame.f_code
+        if code in self._async or code.co_name == "__del__":
+            return False
+        if not trusted_file(code.co_filename):
+            # a library helper called by eager's own code belongs to that code
+            return frame.f_back in self.states or not library_file(code.co_filename) \
+                or not self._started
+        # eager's own code is trusted, except methods of nn.Module objects (they read the
+        # module's Python state); attribute access of modules is read at LOAD_ATTR instead
+        if code.co_argcount and code.co_varnames[0] == "self" and \
+                code.co_name not in _NOT_WATCHED_METHODS:
+            return isinstance(frame.f_locals.get("self"), self.module_cls)
+        return False
+
+    def _enter(self, st: FrameState, frame) -> None:
+        code = frame.f_code
+        st.func = _function_or_none(frame)
+        params = _param_names(code)
+        parent = st.parent
+        call = getattr(parent.finish, "call", None) if parent is not None else None
+        if not self._started and code is self.root_code:
+            self._started = True
+            st.locals = self._root_params(params, frame.f_locals)
+        elif call is not None:
+            st.fresh_func = call.fresh_callee
+            st.locals = _bind(code, params, call, st.func)
+        else:  # called from eager's code or from C: what it passes on is determined
+            st.locals = {n: DET for n in params}
+        for n in _star_params(code):  # *args and **kwargs are made by the call
+            if st.locals.get(n, DET).det:
+                st.locals[n] = FRESH
+        for name in code.co_cellvars:
+            st.cells[name] = st.locals.get(name, DET)
+
+    def _root_params(self, params, f_locals) -> dict:
+        provs = {}
+        for n in params:
+            v = f_locals.get(n)
+            src = next((Arg(i, label=n) for i, a in enumerate(self.args) if a is v), None)
+            if src is None:
+                src = next((Arg(name=k) for k, a in self.kwargs.items() if a is v), None)
+            if src is None:  # bound self, functools.partial arguments, defaults
+                self.keep.append(v)
+                src = Fixed(v, label=n)
+            provs[n] = persistent(src)
+        return provs
+
+    # -- instructions ------------------------------------------------------------------
+    def _on_event(self, frame, event, arg):
+        if self.unsure:
+            return None
+        st = self.states.get(frame)
+        if st is None:
+            return None
+        try:
+            if event == "opcode":
+                self._step(st, frame)
+            elif event == "return":
+                self._returned(st, frame)
+            elif event == "exception":
+                st.exc = True
+                st.finish = None
+        except (Unsure, peek.LayoutError) as e:
+            self.give_up(str(e), frame)
+            return None
+        return self._on_event
+
+    def _step(self, st: FrameState, frame) -> None:
+        off = frame.f_lasti
+        if st.exc:  # now at the handler: the stack was cut to the handler's depth
+            st.exc = False
+            depth = st.handlers.get(off)
+            real = len(peek.stack(frame))
+            keep = st.stack[:depth] if depth is not None else []
+            st.stack = keep + [DET] * (real - len(keep))
+            st.child = None
+        elif st.finish is not None:
+            fin, st.finish = st.finish, None
+            fin(st, off)
+        st.child = None
+        ins = st.instrs.get(off)
+        if ins is None:
+            raise Unsure("the compiler lost its place in the bytecode")
+        handler = bytecode.HANDLERS.get(ins.opname)
+        if handler is None:
+            raise Unsure(f"the compiler does not know the instruction {ins.opname}")
+        if __debug__ and _CHECK:
+            real = peek.stack(frame)
+            if len(real) != len(st.stack):
+                raise AssertionError(f"observer stack model: {len(st.stack)} != {len(real)} "
+                                     f"before {ins.opname} at {where(frame)}")
+        handler(self, st, frame, ins)
+
+    def _returned(self, st: FrameState, frame) -> None:
+        parent = st.parent
+        if st.ret is not None and parent is not None:
+            parent.child = st.ret
+        st.ret = None
+        st.finish = None
+        if not st.yielded:
+            self.states.pop(frame, None)
+
+    # -- helpers for the handlers -------------------------------------------------------
+    def guard(self, g) -> None:
+        k = g.ident()
+        if k not in self._idents:
+            self._idents.add(k)
+            self.guards.append(g)
+
+    def is_module(self, obj) -> bool:
+        return isinstance(obj, self.module_cls)
+
+    def covered(self, obj) -> bool:
+        """Whether guards rooted at ``obj`` are covered by the module epoch."""
+        return isinstance(obj, self.module_cls) or id(obj) in self.owned
+
+    def source_of(self, prov: Prov, value):
+        """A path to read ``value`` again: its own path when it starts at an argument of
+        the call, else the object itself (the trace relies on its identity)."""
+        src = prov.source
+        if src is not None and _rooted_at_arg(src):
+            return src
+        self.keep.append(value)
+        return Fixed(value)
+
+    def guard_read(self, src, value, covered: bool, frame) -> None:
+        """Guard that ``src`` still gives ``value``: by value or by identity."""
+        if is_immutable_value(value):
+            self.guard(Equals(src, value, covered, where(frame)))
+        else:
+            self.keep.append(value)
+            self.guard(Is(src, value, covered, where(frame)))
+
+    def consume(self, prov: Prov, value, how: str, frame) -> None:
+        """``value`` is used by an operation the observer does not see into: ``how`` is
+        "content" (its items are read), "truth" / "len" (its length), or "use"."""
+        if value is peek.NULL:
+            return
+        if not prov.det:
+            raise Unsure("uses a value whose origin the compiler lost track of")
+        if prov.fresh or is_immutable_value(value) or isinstance(value, Tensor):
+            return
+        if id(value) in self.mutated:
+            return  # its items are what this call made them
+        t = type(value)
+        if t.__module__ == "numpy" and hasattr(value, "shape") and how != "use":
+            raise Unsure("reads a NumPy array held outside the function")
+        if how == "use" or not _is_container(t):
+            return
+        src = self.source_of(prov, value)
+        cov = id(value) in self.owned
+        if how in ("truth", "len"):
+            self.guard(Len(src, len(value), cov, where(frame)))
+            return
+        try:
+            snap = snapshot(value)
+        except TooLarge:
+            raise Unsure(f"reads every item of a {t.__name__} too large to guard") from None
+        pinned: list = []
+        snapshot_objects(snap, pinned)
+        self.keep.append(value)
+        self.guard(Content(src, snap, cov, where(frame)))
+
+    def wrote(self, target, key, prov: Prov) -> None:
+        """This call stored ``prov`` into ``target`` (attribute or item ``key``): later
+        reads of it are the call's own, not state to guard."""
+        self.written[(id(target), key)] = prov
+        self.mutated.add(id(target))
+        self.keep.append(target)
+
+
+class _Chained:
+    """A frame's local trace function when another tool traces too: opcode events are
+    ours, the rest go to both."""
+
+    __slots__ = ("ours", "other")
+
+    def __init__(self, ours, other):
+        self.ours, self.other = ours, other
+
+    def __call__(self, frame, event, arg):
+        if self.ours is not None:
+            self.ours = self.ours(frame, event, arg)
+        if event != "opcode" and self.other is not None:
+            self.other = self.other(frame, event, arg)
+        return self if self.ours is not None or self.other is not None else None
+
+
+_CHECK = os.environ.get("DYNGRAPH_CHECK_OBSERVER") == "1"
+
+
+def _function_or_none(frame):
+    try:
+        return peek.function(frame)
+    except peek.LayoutError:
+        return None
+
+
+def _is_container(t) -> bool:
+    return issubclass(t, (list, tuple, dict, set, frozenset))
+
+
+def _rooted_at_arg(src) -> bool:
+    while hasattr(src, "base"):
+        src = src.base
+    return isinstance(src, Arg)
+
+
+def _root_code(fn):
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    f = getattr(fn, "__func__", fn)
+    code = getattr(f, "__code__", None)
+    if code is None:
+        code = getattr(type(fn).__call__, "__code__", None)
+    return code
+
+
+def _param_names(code) -> list:
+    n = code.co_argcount + code.co_kwonlyargcount
+    n += bool(code.co_flags & _CO_VARARGS) + bool(code.co_flags & _CO_VARKEYWORDS)
+    return list(code.co_varnames[:n])
+
+
+def _star_params(code) -> list:
+    n = code.co_argcount + code.co_kwonlyargcount
+    out = []
+    if code.co_flags & _CO_VARARGS:
+        out.append(code.co_varnames[n])
+        n += 1
+    if code.co_flags & _CO_VARKEYWORDS:
+        out.append(code.co_varnames[n])
+    return out
+
+
+def _bind(code, params, call, func) -> dict:
+    """Provenance of a called frame's parameters, from the call's arguments."""
+    provs = {n: DET for n in params}
+    if call.new_object and params and code.co_name == "__init__":
+        provs[params[0]] = FRESH  # __init__ (or __new__'s result) of an object being made
+    if func is None or call.callee is not func:
+        return provs
+    npos = code.co_argcount
+    nkw = len(call.kwnames)
+    pos = call.arg_provs[:len(call.arg_provs) - nkw]
+    kws = call.arg_provs[len(pos):]
+    for name, p in zip(params[:npos], pos):
+        provs[name] = p
+    if len(pos) > npos and code.co_flags & _CO_VARARGS:
+        provs[params[npos + code.co_kwonlyargcount]] = \
+            FRESH if all(p.det for p in pos[npos:]) else UNKNOWN
+    for name, p in zip(call.kwnames, kws):
+        if name in provs and name in params[:npos + code.co_kwonlyargcount]:
+            provs[name] = p
+    return provs

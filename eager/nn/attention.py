@@ -1,0 +1,414 @@
+"""Attention with PyTorch's names and semantics: ``scaled_dot_product_attention``,
+``multi_head_attention_forward`` and ``MultiheadAttention``.
+
+All composite (matmul, softmax, where, dropout), so a compiler trace records and fuses
+them like any other ops.  Masks: for ``scaled_dot_product_attention`` a bool mask is True
+where a query may attend; for ``MultiheadAttention`` (``attn_mask``,
+``key_padding_mask``) True means *not allowed*, as in PyTorch; float masks are added to
+the scores.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..factories import empty, tensor, zeros
+from ..fn import elementwise as _ew
+from ..fn import linalg as _la
+from ..fn import reduce as _red
+from ..fn.shape import cat, chunk, expand, permute, reshape, squeeze, transpose, unsqueeze
+from . import functional as F
+from . import init
+from .layers import Linear
+from .module import Module
+from .parameter import Parameter
+
+__all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear",
+           "multi_head_attention_forward", "scaled_dot_product_attention"]
+
+
+def _is_float(t) -> bool:
+    return t._data.dtype.kind == "f"
+
+
+def _causal_mask(L: int, S: int):
+    """The bool mask of ``is_causal``: query ``i`` sees keys ``0..i`` (top-left aligned)."""
+    return tensor(np.tril(np.ones((L, S), dtype=bool)))
+
+
+def _check_sdpa(query, key, value, attn_mask) -> None:
+    if not (query.dtype == key.dtype == value.dtype):
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
+                           f"query.dtype: {_ctype(query)} key.dtype: {_ctype(key)} and "
+                           f"value.dtype: {_ctype(value)} instead.")
+    if attn_mask is not None and attn_mask.dtype != _dt.bool_ and not _is_float(attn_mask):
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
+                           f"dtype, but got attn_mask.dtype: {_ctype(attn_mask)} and  "
+                           f"query.dtype: {_ctype(query)} instead.")
+    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
+        raise RuntimeError("scaled_dot_product_attention: query, key and value must be at "
+                           "least 2-D")
+    batch = int(np.prod(query.shape[:-2], dtype=np.int64))
+    if key.shape[-1] != query.shape[-1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{batch}, {query.shape[-1]}] but got: [{batch}, {key.shape[-1]}].")
+    if value.shape[-2] != key.shape[-2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{batch}, {key.shape[-2]}] but got: [{batch}, {value.shape[-2]}].")
+
+
+_C_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "bool": "bool"}
+
+
+def _ctype(t) -> str:
+    return _C_TYPES.get(t._data.dtype.name, t._data.dtype.name)
+
+
+def _repeat_heads(x, groups: int):
+    """``x.repeat_interleave(groups, dim=-3)`` as expand + reshape."""
+    shape = tuple(x.shape)
+    lead, (h, s, e) = shape[:-3], shape[-3:]
+    x = expand(unsqueeze(x, -3), *(lead + (h, groups, s, e)))
+    return reshape(x, lead + (h * groups, s, e))
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale=None,
+                                 enable_gqa: bool = False):
+    """``softmax(q k^T * scale + mask) v`` over the last two dimensions, with PyTorch's
+    semantics: ``attn_mask`` bool (True = take part) or float (added), ``is_causal`` for a
+    lower-triangular mask, ``dropout_p`` on the attention weights (drawn from the global
+    generator), ``scale`` defaulting to ``1/sqrt(E)``, and ``enable_gqa`` to share each key
+    and value head among a group of query heads.  A query row whose every key is masked
+    out gives zeros (and zero gradients), as PyTorch does on the CPU."""
+    _check_sdpa(query, key, value, attn_mask)
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                           "set when is_causal=True")
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
+        if hq % hk or hq % hv:
+            raise RuntimeError("Number of heads in key and value must divide the number of "
+                               "heads in ")
+        key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // hv)
+    L, S = query.shape[-2], key.shape[-2]
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    scores = _la.matmul(_ew.mul(query, scale), transpose(key, -2, -1))
+    keep = None                        # rows with at least one key (bool, broadcastable)
+    if is_causal:
+        scores = _ew.where(_causal_mask(L, S), scores, float("-inf"))
+    elif attn_mask is not None:
+        if attn_mask.dtype == _dt.bool_:
+            scores = _ew.where(attn_mask, scores, float("-inf"))
+            keep = _red.any(attn_mask, -1, keepdim=True)
+        else:
+            scores = _ew.add(scores, attn_mask)
+            keep = _ew.gt(_red.amax(attn_mask, -1, keepdim=True), float("-inf"))
+    if keep is not None:  # a fully masked row: softmax of zeros, then zeroed (no NaN)
+        scores = _ew.where(keep, scores, 0.0)
+    attn = _red.softmax(scores, -1)
+    if keep is not None:
+        attn = _ew.where(keep, attn, 0.0)
+    if dropout_p > 0.0:
+        attn = F.dropout(attn, dropout_p, True)
+    return _la.matmul(attn, value)
+
+
+# -- multi-head attention -----------------------------------------------------------------
+
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads) -> bool:
+    if query.ndim == 3:
+        if key.ndim != 3 or value.ndim != 3:
+            raise AssertionError("For batched (3-D) `query`, expected `key` and `value` to be "
+                                 f"3-D but found {key.ndim}-D and {value.ndim}-D tensors "
+                                 "respectively")
+        if key_padding_mask is not None and key_padding_mask.ndim != 2:
+            raise AssertionError("For batched (3-D) `query`, expected `key_padding_mask` to be "
+                                 f"`None` or 2-D but found {key_padding_mask.ndim}-D tensor "
+                                 "instead")
+        if attn_mask is not None and attn_mask.ndim not in (2, 3):
+            raise AssertionError("For batched (3-D) `query`, expected `attn_mask` to be `None`, "
+                                 f"2-D or 3-D but found {attn_mask.ndim}-D tensor instead")
+        return True
+    if query.ndim == 2:
+        if key.ndim != 2 or value.ndim != 2:
+            raise AssertionError("For unbatched (2-D) `query`, expected `key` and `value` to be "
+                                 f"2-D but found {key.ndim}-D and {value.ndim}-D tensors "
+                                 "respectively")
+        if key_padding_mask is not None and key_padding_mask.ndim != 1:
+            raise AssertionError("For unbatched (2-D) `query`, expected `key_padding_mask` to "
+                                 f"be `None` or 1-D but found {key_padding_mask.ndim}-D tensor "
+                                 "instead")
+        if attn_mask is not None:
+            if attn_mask.ndim not in (2, 3):
+                raise AssertionError("For unbatched (2-D) `query`, expected `attn_mask` to be "
+                                     f"`None`, 2-D or 3-D but found {attn_mask.ndim}-D tensor "
+                                     "instead")
+            expected = (num_heads, query.shape[0], key.shape[0])
+            if attn_mask.ndim == 3 and tuple(attn_mask.shape) != expected:
+                raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got "
+                                     f"{attn_mask.shape}")
+        return False
+    raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received "
+                         f"{query.ndim}-D query tensor")
+
+
+def _canonical_mask(mask, name: str, other, other_name: str, dtype, check_other=True):
+    """A bool mask (True = masked out) as a float mask of ``dtype`` (-inf where masked)."""
+    if mask is None:
+        return None
+    if mask.dtype != _dt.bool_ and not _is_float(mask):
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    if check_other and other is not None and other.dtype != mask.dtype:
+        warnings.warn(f"Support for mismatched {name} and {other_name} is deprecated. Use "
+                      "same type for both instead.", stacklevel=3)
+    if mask.dtype == _dt.bool_:
+        mask = _ew.where(mask, float("-inf"), zeros(*mask.shape, dtype=dtype))
+    return mask
+
+
+def _in_projection(query, key, value, w_q, w_k, w_v, b_q, b_k, b_v):
+    return F.linear(query, w_q, b_q), F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num_heads: int,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v,
+                                 add_zero_attn: bool, dropout_p: float, out_proj_weight,
+                                 out_proj_bias, training: bool = True, key_padding_mask=None,
+                                 need_weights: bool = True, attn_mask=None,
+                                 use_separate_proj_weight: bool = False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights: bool = True,
+                                 is_causal: bool = False):
+    """PyTorch's ``F.multi_head_attention_forward`` (sequence-first layout ``(L, N, E)``);
+    returns ``(attn_output, attn_weights or None)``."""
+    if static_k is not None or static_v is not None:
+        raise NotImplementedError("multi_head_attention_forward: static_k and static_v are "
+                                  "not supported")
+    batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not batched:
+        query, key, value = unsqueeze(query, 1), unsqueeze(key, 1), unsqueeze(value, 1)
+        if key_padding_mask is not None:
+            key_padding_mask = unsqueeze(key_padding_mask, 0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", attn_mask,
+                                       "attn_mask", query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None          # the SDPA path below builds the causal mask itself
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
+                                    check_other=False)
+        if key_padding_mask is not None:
+            is_causal = False
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match "
+                                 f"value's {value.shape[:2]}")
+        b_q = b_k = b_v = None
+        if in_proj_bias is not None:
+            b_q, b_k, b_v = chunk(in_proj_bias, 3)
+        q, k, v = _in_projection(query, key, value, q_proj_weight, k_proj_weight,
+                                 v_proj_weight, b_q, b_k, b_v)
+    else:
+        if tuple(key.shape) != tuple(value.shape):
+            raise AssertionError(f"key shape {key.shape} does not match value shape "
+                                 f"{value.shape}")
+        if query is key and key is value:  # self-attention: one matmul
+            q, k, v = chunk(F.linear(query, in_proj_weight, in_proj_bias), 3, -1)
+        else:
+            w_q, w_k, w_v = chunk(in_proj_weight, 3)
+            b_q = b_k = b_v = None
+            if in_proj_bias is not None:
+                b_q, b_k, b_v = chunk(in_proj_bias, 3)
+            q, k, v = _in_projection(query, key, value, w_q, w_k, w_v, b_q, b_k, b_v)
+    if attn_mask is not None:
+        attn_mask = _check_attn_mask(attn_mask, tgt_len, src_len, bsz, num_heads)
+    if bias_k is not None and bias_v is not None:
+        k = cat([k, expand(bias_k, 1, bsz, embed_dim)])
+        v = cat([v, expand(bias_v, 1, bsz, embed_dim)])
+        attn_mask = None if attn_mask is None else F.pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = F.pad(key_padding_mask, (0, 1))
+    elif bias_k is not None or bias_v is not None:
+        raise AssertionError("bias_k is set but bias_v is None" if bias_k is not None
+                             else "bias_v is set but bias_k is None")
+    # (L, N, E) -> (N * heads, L, head_dim)
+    q = transpose(reshape(q, (tgt_len, bsz * num_heads, head_dim)), 0, 1)
+    k = transpose(reshape(k, (k.shape[0], bsz * num_heads, head_dim)), 0, 1)
+    v = transpose(reshape(v, (v.shape[0], bsz * num_heads, head_dim)), 0, 1)
+    if add_zero_attn:
+        zero = zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype)
+        k, v = cat([k, zero], 1), cat([v, zero], 1)
+        attn_mask = None if attn_mask is None else F.pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = F.pad(key_padding_mask, (0, 1))
+    src_len = k.shape[1]
+    if key_padding_mask is not None:
+        if key_padding_mask.shape[0] != bsz:
+            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
+                                 f"{key_padding_mask.shape[0]}")
+        if key_padding_mask.shape[1] != src_len:
+            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                                 f"{key_padding_mask.shape[1]}")
+        kpm = reshape(expand(reshape(key_padding_mask, (bsz, 1, 1, src_len)),
+                             bsz, num_heads, 1, src_len), (bsz * num_heads, 1, src_len))
+        attn_mask = kpm if attn_mask is None else _ew.add(attn_mask, kpm)
+    if not training:
+        dropout_p = 0.0
+    if need_weights:
+        q_scaled = _ew.mul(q, math.sqrt(1.0 / float(head_dim)))
+        w = _la.matmul(q_scaled, transpose(k, -2, -1))
+        if attn_mask is not None:
+            w = _ew.add(w, attn_mask)
+        w = _red.softmax(w, -1)
+        if dropout_p > 0.0:
+            w = F.dropout(w, dropout_p)
+        out = _la.matmul(w, v)
+        out = reshape(transpose(out, 0, 1), (tgt_len * bsz, embed_dim))
+        out = reshape(F.linear(out, out_proj_weight, out_proj_bias), (tgt_len, bsz, -1))
+        w = reshape(w, (bsz, num_heads, tgt_len, src_len))
+        if average_attn_weights:
+            w = _red.mean(w, 1)
+        if not batched:
+            out, w = squeeze(out, 1), squeeze(w, 0)
+        return out, w
+    if attn_mask is not None:
+        if attn_mask.shape[0] == 1 and attn_mask.ndim == 3:
+            attn_mask = unsqueeze(attn_mask, 0)
+        else:
+            attn_mask = reshape(attn_mask, (bsz, num_heads, -1, src_len))
+    q = reshape(q, (bsz, num_heads, tgt_len, head_dim))
+    k = reshape(k, (bsz, num_heads, src_len, head_dim))
+    v = reshape(v, (bsz, num_heads, src_len, head_dim))
+    out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    out = reshape(permute(out, 2, 0, 1, 3), (bsz * tgt_len, embed_dim))
+    out = reshape(F.linear(out, out_proj_weight, out_proj_bias), (tgt_len, bsz, -1))
+    if not batched:
+        out = squeeze(out, 1)
+    return out, None
+
+
+def _check_attn_mask(attn_mask, tgt_len, src_len, bsz, num_heads):
+    if attn_mask.ndim == 2:
+        if tuple(attn_mask.shape) != (tgt_len, src_len):
+            raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should "
+                               f"be {(tgt_len, src_len)}.")
+        return unsqueeze(attn_mask, 0)
+    if attn_mask.ndim == 3:
+        if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
+            raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should "
+                               f"be {(bsz * num_heads, tgt_len, src_len)}.")
+        return attn_mask
+    raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """``Linear`` under the name PyTorch gives ``MultiheadAttention.out_proj``."""
+
+
+class MultiheadAttention(Module):
+    """Multi-head attention (``embed_dim`` split into ``num_heads`` heads) with PyTorch's
+    parameters: ``in_proj_weight`` ``(3E, E)`` and ``in_proj_bias`` (or ``q_proj_weight``,
+    ``k_proj_weight``, ``v_proj_weight`` when ``kdim``/``vdim`` differ from ``embed_dim``),
+    ``out_proj`` (a Linear), ``bias_k``/``bias_v`` with ``add_bias_kv``.
+
+    ``forward(query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+    average_attn_weights=True, is_causal=False)`` returns ``(attn_output, attn_weights)``;
+    the weights (averaged over heads by default) are None when ``need_weights=False``."""
+
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
+                 add_bias_kv: bool = False, add_zero_attn: bool = False, kdim=None, vdim=None,
+                 batch_first: bool = False, device=None, dtype=None):
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
+                             f"embed_dim={embed_dim} and num_heads={num_heads} instead")
+        super().__init__()
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+        if self.head_dim * num_heads != self.embed_dim:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        kw = {"dtype": dtype, "device": device}
+        if not self._qkv_same_embed_dim:
+            self.q_proj_weight = Parameter(empty(embed_dim, embed_dim, **kw))
+            self.k_proj_weight = Parameter(empty(embed_dim, self.kdim, **kw))
+            self.v_proj_weight = Parameter(empty(embed_dim, self.vdim, **kw))
+            self.register_parameter("in_proj_weight", None)
+        else:
+            self.in_proj_weight = Parameter(empty(3 * embed_dim, embed_dim, **kw))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(empty(3 * embed_dim, **kw))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **kw)
+        if add_bias_kv:
+            self.bias_k = Parameter(empty(1, 1, embed_dim, **kw))
+            self.bias_v = Parameter(empty(1, 1, embed_dim, **kw))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self) -> None:
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            init.xavier_uniform_(self.q_proj_weight)
+            init.xavier_uniform_(self.k_proj_weight)
+            init.xavier_uniform_(self.v_proj_weight)
+        if self.in_proj_bias is not None:
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights: bool = True,
+                attn_mask=None, average_attn_weights: bool = True, is_causal: bool = False):
+        batched = query.ndim == 3
+        if self.batch_first and batched:
+            if key is value:
+                if query is key:
+                    query = key = value = transpose(query, 1, 0)
+                else:
+                    query, key = transpose(query, 1, 0), transpose(key, 1, 0)
+                    value = key
+            else:
+                query, key, value = (transpose(x, 1, 0) for x in (query, key, value))
+        separate = not self._qkv_same_embed_dim
+        out, weights = multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
+            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
+            self.out_proj.weight, self.out_proj.bias, training=self.training,
+            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
+            use_separate_proj_weight=separate, q_proj_weight=self.q_proj_weight,
+            k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights, is_causal=is_causal)
+        if self.batch_first and batched:
+            out = transpose(out, 1, 0)
+        return out, weights
