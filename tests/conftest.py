@@ -6,6 +6,8 @@ import pytest
 
 # Share compiled kernels across tests through one on-disk cache in a temporary directory.
 os.environ.setdefault("DYNGRAPH_CACHE_DIR", tempfile.mkdtemp(prefix="dyngraph-test-cache-"))
+# A stack the Python-state observer miscounts is a bug to see, not a silent eager fallback.
+os.environ.setdefault("DYNGRAPH_CHECK_OBSERVER", "1")
 
 
 @pytest.fixture(autouse=True)

@@ -76,6 +76,8 @@ def classify(fn) -> str:
         return UNKNOWN
     self_obj = getattr(fn, "__self__", None)
     name = getattr(fn, "__name__", None)
+    if isinstance(self_obj, type) and self_obj.__module__ == "builtins":
+        return PURE  # tuple.__new__, object.__new__, dict.fromkeys...: make new objects
     if isinstance(fn, (types.BuiltinMethodType, types.MethodWrapperType)) and \
             self_obj is not None and not isinstance(self_obj, types.ModuleType):
         return _method_kind(type(self_obj), name)

@@ -52,7 +52,10 @@ def _iframe(frame) -> int:
 
 
 def _n_localsplus(code) -> int:
-    return code.co_nlocals + len(code.co_cellvars) + len(code.co_freevars)
+    # an argument that is also a cell variable has one slot, not two
+    names = set(code.co_varnames)
+    return len(code.co_varnames) + sum(c not in names for c in code.co_cellvars) + \
+        len(code.co_freevars)
 
 
 def stack(frame) -> list:
@@ -65,12 +68,24 @@ def stack(frame) -> list:
     nlp = _n_localsplus(code)
     top = ctypes.c_int.from_address(base + top_at * _PTR).value
     if not nlp <= top <= nlp + code.co_stacksize:
-        raise LayoutError("stack top")
+        raise LayoutError(f"stack top {top} outside [{nlp}, {nlp + code.co_stacksize}]")
     out = []
     for i in range(nlp, top):
         p = _word(base + (lp_at + i) * _PTR)
         out.append(_obj(p) if p else _NULL)
     return out
+
+
+def depth(frame) -> int:
+    """The number of values on ``frame``'s stack (same validity as :func:`stack`)."""
+    _, _, _, _, top_at, _ = _LAYOUT if _LAYOUT else (0,) * 6
+    base = _iframe(frame)
+    code = frame.f_code
+    nlp = _n_localsplus(code)
+    top = ctypes.c_int.from_address(base + top_at * _PTR).value
+    if not nlp <= top <= nlp + code.co_stacksize:
+        raise LayoutError(f"stack top {top} outside [{nlp}, {nlp + code.co_stacksize}]")
+    return top - nlp
 
 
 def function(frame):
