@@ -10,6 +10,7 @@ somewhere it has not seen.
 """
 
 from .api import CompiledFunction, CompileWarning, GraphBreakError, compile, explain, reset, wait
+from .check import CheckError
 
 __all__ = ["compile", "explain", "reset", "wait", "CompiledFunction", "GraphBreakError",
-           "CompileWarning"]
+           "CompileWarning", "CheckError"]

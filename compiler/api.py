@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import time
 import warnings
 
@@ -19,16 +20,18 @@ import numpy as np
 from eager import autograd
 from eager._state import STATE
 from eager.nn.module import STRUCTURE_EPOCH
+from eager.ops.factory import generator
 from eager.tensor import Tensor
 
 from . import log, tiers
 from .capture import GraphBreak, Tracer
+from .check import checked_replay, snapshot
 from .codegen import compile_graph
 from .explain import Explanation
-from .guards import Preconditions, describe_key_change, flatten
+from .guards import Preconditions, describe_key_change, flatten, memory_pattern
 from .ir import Graph, check_graph
 from .passes import optimize
-from .program import FREED, BackwardProgram, Path, Variant, resolve
+from .program import FREED, BackwardFails, BackwardProgram, Path, Variant, resolve
 from .pystate.guards import GuardSet
 from .pystate.observer import Observer
 
@@ -47,7 +50,7 @@ class CompileWarning(UserWarning):
 class CompiledFunction:
     """A function (or module) wrapped by :func:`compile`."""
 
-    def __init__(self, fn, *, fullgraph=False, max_traces=8, backend="numba"):
+    def __init__(self, fn, *, fullgraph=False, max_traces=8, backend="numba", check=None):
         if backend not in ("numba", "python", "eager"):
             raise ValueError(f"compile: unknown backend {backend!r}; expected 'numba', "
                              "'python' or 'eager'")
@@ -55,6 +58,8 @@ class CompiledFunction:
         self.fullgraph = fullgraph
         self.max_traces = int(max_traces)
         self.backend = backend
+        self.check = os.environ.get("DYNGRAPH_CHECK", "") not in ("", "0") if check is None \
+            else bool(check)
         functools.update_wrapper(self, fn, updated=())
         if not hasattr(self, "__name__"):  # functools.partial, callable objects
             self.__name__ = getattr(type(fn), "__name__", "function")
@@ -119,6 +124,8 @@ class CompiledFunction:
             if pre.empty or pre.holds(tensors, args, kwargs):
                 if k:  # the variant that matched goes first: one precondition check next time
                     entry.insert(0, entry.pop(k))
+                if self.check:
+                    rng, before = generator().bit_generator.state, snapshot(tensors, pre)
                 try:
                     path, outs = variant.run(tensors)
                 except Exception as e:  # nothing visible happened yet: eager is safe
@@ -128,6 +135,8 @@ class CompiledFunction:
                     continue
                 st["hits"] += 1
                 path.hits += 1
+                if self.check:
+                    return checked_replay(self, path, outs, tensors, args, kwargs, before, rng)
                 return path.finish(outs, tensors)
         if diverged is not None:
             st["guard_failures"] += 1
@@ -189,6 +198,12 @@ class CompiledFunction:
         self._n_traces += 1
         if observer.unsure:
             self._run_eagerly("; ".join(observer.unsure))
+            return result
+        if tracer.unsupported and key[3] and not tracer.breaks:
+            # arguments sharing memory, written in place: this key runs as eager does
+            self._cache[key] = _EAGER
+            self._fallback("arguments share memory and the function writes through one of "
+                           "them: " + "; ".join(tracer.unsupported), count=False)
             return result
         if tracer.breaks or tracer.unsupported:
             why = "; ".join(tracer.breaks + tracer.unsupported)
@@ -286,7 +301,7 @@ class CompiledFunction:
                 fwd_outputs.append(v)
         saved_index = {}
         for spec_b in bw_specs + wb_specs:
-            if spec_b is None or spec_b is FREED:
+            if spec_b is None or spec_b is FREED or isinstance(spec_b, BackwardFails):
                 continue
             for v in spec_b[0].inputs[1:]:
                 if v.id not in saved_index:
@@ -302,7 +317,7 @@ class CompiledFunction:
         fwd_for_bw = Graph(tracer.graph([]).inputs, tracer.nodes, [])
 
         def backward_program(spec_b):
-            if spec_b is None or spec_b is FREED:
+            if spec_b is None or spec_b is FREED or isinstance(spec_b, BackwardFails):
                 return spec_b
             bgraph, targets = spec_b
             check_graph(bgraph)
@@ -317,7 +332,9 @@ class CompiledFunction:
         pre = Preconditions([(t, rg[id(t)]) for t, _ in tracer.lifted],
                             [ref(lf) for lf, _ in tracer.grad_inputs],
                             [ref(lf) for lf in tracer.grad_none], tracer.py_guards, same,
-                            GuardSet(observer.guards, STRUCTURE_EPOCH))
+                            GuardSet(observer.guards, STRUCTURE_EPOCH),
+                            memory_pattern(list(tensors) + [t for t, _ in tracer.lifted])
+                            if tracer.writebacks and tracer.lifted else None)
         path = Path(graph=graph, program=program, outcomes=outcomes, input_slots=slots,
                     lifted=[t for t, _ in tracer.lifted],
                     grad_inputs=[ref(lf) for lf, _ in tracer.grad_inputs], out_spec=spec,
@@ -326,6 +343,7 @@ class CompiledFunction:
                     saved_slots=sorted(saved_index.values()), backwards=backwards,
                     diff_sources=diff_sources, has_random=tracer.has_random,
                     effects=list(observer.effects),
+                    view_outputs=[t._base is not None and t._base.requires_grad for t in outs],
                     guards=[(n.params["where"], n.params["kind"], n.params["expected"])
                             for n in guard_nodes])
         if self.backend == "numba":
@@ -364,8 +382,9 @@ class CompiledFunction:
 
 def _output_backward(tracer: Tracer, t: Tensor, diff_tensors: list):
     """What a replayed output needs for autograd: None (no graph), FREED (a backward inside
-    the function freed its graph, so a second backward must raise, as in eager), or the
-    recorded backward graph."""
+    the function freed its graph, so a second backward must raise, as in eager), a
+    :class:`BackwardFails` (eager's backward raises: the user's code wrote a saved value in
+    place), or the recorded backward graph."""
     if not (t.requires_grad and t.grad_fn is not None):
         return None
     if not diff_tensors:
@@ -375,6 +394,8 @@ def _output_backward(tracer: Tracer, t: Tensor, diff_tensors: list):
     except RuntimeError as e:
         if tracer.has_backward and "second time" in str(e):
             return FREED
+        if "modified by an inplace operation" in str(e) or "second time" in str(e):
+            return BackwardFails(str(e))  # the user's error, raised where eager raises it
         raise
 
 
@@ -449,19 +470,21 @@ def _spec(obj, tensors, outs, tracer):
     return ("const", obj)
 
 
-def compile(fn=None, *, fullgraph: bool = False, max_traces: int = 8, backend: str = "numba"):
+def compile(fn=None, *, fullgraph: bool = False, max_traces: int = 8, backend: str = "numba",
+            check: bool | None = None):
     """Compile a function or a Module: ``@compile``, ``@compile(...)``, ``compile(fn)``.
 
     The first call of each new key runs eagerly while recording a trace; later calls with
-    the same guards replay fused kernels.  Results always equal eager's.
+    the same guards replay fused kernels.  Results always equal eager's.  ``check=True``
+    (default: ``$DYNGRAPH_CHECK``) also runs eager beside every replay and raises
+    :class:`CheckError` at the first difference.
     """
+    kw = dict(fullgraph=fullgraph, max_traces=max_traces, backend=backend, check=check)
     if fn is None:
-        return lambda f: compile(f, fullgraph=fullgraph, max_traces=max_traces,
-                                 backend=backend)
+        return lambda f: compile(f, **kw)
     if _is_module(fn):
-        return CompiledModule(fn, fullgraph=fullgraph, max_traces=max_traces,
-                              backend=backend)
-    return CompiledFunction(fn, fullgraph=fullgraph, max_traces=max_traces, backend=backend)
+        return CompiledModule(fn, **kw)
+    return CompiledFunction(fn, **kw)
 
 
 def _is_module(obj) -> bool:

@@ -82,6 +82,7 @@ class Tracer:
         self.unsupported: list[str] = []
         self.alias_root: dict[int, int] = {}   # id(view array) -> id(root array)
         self.stale: set = set()                # array ids made stale by in-place on an alias
+        self.memory: dict = {}                 # id(memory root) -> first input array over it
         self.n_guards = 0
         self.has_backward = False
         self.has_random = False
@@ -107,6 +108,7 @@ class Tracer:
             v = self.new_value(arr)
             self.bind(arr, v)
             self.origin[id(arr)] = t
+            self._note_memory(arr)
         self.entry_rg.setdefault(id(t), t.requires_grad)
         self.inputs.append(v)
         return v
@@ -121,10 +123,22 @@ class Tracer:
             self.origin[id(arr)] = t
             self.entry_rg.setdefault(id(t), t.requires_grad)
             self.lifted.append((t, v))
+            self._note_memory(arr)
         elif id(arr) in self.stale:
             self._unsupported("a view (or base) was used after an in-place write to an alias "
                               "of it")
         return v
+
+    def _note_memory(self, arr) -> None:
+        """Inputs and lifted tensors over the same memory are views of one another: an
+        in-place write through one makes the others stale (the trace then runs eagerly)."""
+        root = arr if arr.base is None else arr.base
+        first = self.memory.setdefault(id(root), arr)
+        if first is not arr:
+            self.alias_root[id(first)] = id(root)
+            self.alias_root[id(arr)] = id(root)
+            self.alias_root.setdefault(id(root), id(root))
+            self.keep.append(root)
 
     # -- hooks called by eager ---------------------------------------------------------
     def record(self, op, args, params, t: Tensor) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .guards import _leaves, _name
+from .guards import _alias_text, _leaves, _name
 from .ir import Guard
 
 
@@ -64,8 +64,10 @@ class Explanation:
 
 
 def _trace_info(key, variant, path, reason, argnames) -> dict:
-    args_key, kw_key, grad_mode = key
+    args_key, kw_key, grad_mode, alias = key
     guards = [f"grad mode enabled == {grad_mode}"]
+    if alias:
+        guards.append(f"argument tensors sharing memory: {_alias_text(alias)}")
     leaves = []
     _leaves(args_key, (), leaves)
     for name, sub in kw_key:

@@ -31,10 +31,25 @@ def flatten(args: tuple, kwargs: dict):
                 parts.append((type(a).__name__, a))
             else:
                 parts.append(_key_of(a, tensors))
-        return tensors, (("tuple", tuple(parts)), (), STATE.grad_enabled)
+        return tensors, (("tuple", tuple(parts)), (), STATE.grad_enabled,
+                         memory_pattern(tensors) if len(tensors) > 1 else ())
     k = _key_of(args, tensors)
     kw = tuple((n, _key_of(v, tensors)) for n, v in sorted(kwargs.items())) if kwargs else ()
-    return tensors, (k, kw, STATE.grad_enabled)
+    return tensors, (k, kw, STATE.grad_enabled, memory_pattern(tensors) if len(tensors) > 1 else ())
+
+
+def memory_pattern(tensors) -> tuple:
+    """Which tensors of the call share memory: () when none do, else for each tensor the
+    index of the first one over the same memory (part of the key: a trace recorded without
+    aliasing never replays with it)."""
+    roots = []
+    for t in tensors:
+        d = t._data
+        b = d.base
+        roots.append(id(d) if b is None else id(b))
+    if len(set(roots)) == len(roots):
+        return ()
+    return tuple(roots.index(r) for r in roots)
 
 
 def _key_of(obj, tensors):
@@ -60,9 +75,12 @@ def _key_of(obj, tensors):
 
 def describe_key_change(old_key, new_key, names) -> str:
     """The first guard that differs between two keys, e.g. ``arg 0 (x): shape (3,) != (4,)``."""
-    (old_args, old_kw, old_grad), (new_args, new_kw, new_grad) = old_key, new_key
+    (old_args, old_kw, old_grad, old_alias), (new_args, new_kw, new_grad, new_alias) = \
+        old_key, new_key
     if old_grad != new_grad:
         return f"grad mode: {old_grad} != {new_grad}"
+    if old_alias != new_alias:
+        return f"tensors sharing memory: {_alias_text(old_alias)} != {_alias_text(new_alias)}"
     old_leaves, new_leaves = [], []
     _leaves(old_args, (), old_leaves)
     _leaves(new_args, (), new_leaves)
@@ -83,6 +101,15 @@ def describe_key_change(old_key, new_key, names) -> str:
     if len(old_leaves) != len(new_leaves):
         return f"number of arguments: {len(old_leaves)} != {len(new_leaves)}"
     return "arguments differ"
+
+
+def _alias_text(pattern) -> str:
+    if not pattern:
+        return "none"
+    groups = {}
+    for i, g in enumerate(pattern):
+        groups.setdefault(g, []).append(i)
+    return ", ".join("tensors " + "/".join(map(str, v)) for v in groups.values() if len(v) > 1)
 
 
 def _short(k) -> str:
@@ -124,9 +151,10 @@ class Preconditions:
     arguments that were the same tensor when traced."""
 
     __slots__ = ("lifted", "lifted_ids", "grad_inputs", "grad_none", "py", "same_args",
-                 "pystate", "empty", "_simple")
+                 "pystate", "memory", "empty", "_simple")
 
-    def __init__(self, lifted, grad_inputs, grad_none, py_guards, same_args, pystate=None):
+    def __init__(self, lifted, grad_inputs, grad_none, py_guards, same_args, pystate=None,
+                 memory=None):
         self.lifted = [(t, t._data.shape, t._data.dtype, rg) for t, rg in lifted]
         self.lifted_ids = {id(t) for t, _ in lifted}
         self.grad_inputs = []  # (ref, shape, dtype); refs: ("arg", i) or ("obj", tensor)
@@ -138,8 +166,10 @@ class Preconditions:
         self.py = list(py_guards)
         self.same_args = list(same_args)
         self.pystate = pystate if pystate is not None and len(pystate) else None
+        # for a trace that writes in place: which of (arguments, lifted tensors) share memory
+        self.memory = memory
         self._simple = not (self.lifted or self.grad_inputs or self.grad_none or self.py
-                            or self.same_args)
+                            or self.same_args or memory is not None)
         self.empty = self._simple and self.pystate is None
 
     def holds(self, tensors, args, kwargs) -> bool:
@@ -182,6 +212,11 @@ class Preconditions:
         for i, j in self.same_args:
             if tensors[i] is not tensors[j]:
                 return f"arguments {i} and {j} were the same tensor"
+        if self.memory is not None:
+            now = memory_pattern(list(tensors) + [t for t, _, _, _ in self.lifted])
+            if now != self.memory:
+                return f"tensors sharing memory (arguments, then lifted tensors): " \
+                       f"{_alias_text(self.memory)} != {_alias_text(now)}"
         if self.lifted_ids:
             for i, t in enumerate(tensors):
                 if id(t) in self.lifted_ids:

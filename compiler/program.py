@@ -20,7 +20,7 @@ from eager.ops.factory import generator
 from eager.tensor import Tensor
 
 from .ir import Const, Graph, Guard, GuardFailed, Value
-from .pystate.effects import apply_all as apply_effects
+from .pystate.effects import apply_all as apply_all_effects
 
 
 class BackwardProgram:
@@ -94,7 +94,7 @@ class Path:
     def __init__(self, *, graph, program, outcomes, input_slots, lifted, grad_inputs,
                  out_spec, n_outputs, writebacks, wb_backwards, grad_writes, saved_slots,
                  backwards,
-                 diff_sources, has_random, guards, effects=()):
+                 diff_sources, has_random, guards, effects=(), view_outputs=()):
         self.graph = graph
         self.program = program
         self.outcomes = outcomes          # tuple of guard outcomes along this path
@@ -112,6 +112,7 @@ class Path:
         self.has_random = has_random
         self.guards = guards              # (where, kind, expected) per branch guard
         self.effects = list(effects)      # Python side effects to replay (pystate.effects)
+        self.view_outputs = list(view_outputs)  # outputs eager made as views of graph values
         self.hits = 0
         # one output tensor, nothing written back, no grad node: the common inference call
         self.simple = (out_spec == ("out", 0) and not writebacks and not grad_writes
@@ -128,41 +129,90 @@ class Path:
             arrs.append(resolve(r, tensors)._grad._data)
         return arrs
 
-    def finish(self, outs: list, tensors):
-        """Apply write-backs and grad writes, and build the user's result."""
+    def finish(self, outs: list, tensors, apply_effects: bool = True):
+        """Apply write-backs, grad writes and Python effects, and build the user's result:
+        output tensors hang in the autograd graph under nodes running the compiled
+        backward, whose saved values keep eager's version checks (an in-place write to a
+        saved output or input before ``backward()`` raises as in eager)."""
         if self.simple:
             return Tensor._make(outs[0])
+        written = []
         for (r, k), bw in zip(self.writebacks, self.wb_backwards):
             t = resolve(r, tensors)
             if outs[k] is not t._data:  # else the kernel already wrote into t's storage
                 np.copyto(t._data, outs[k], casting="unsafe")
             t._version[0] += 1
             if bw is not None:
-                self._attach(t, bw, outs, tensors)
+                written.append((t, bw))
         for r, k in self.grad_writes:
             resolve(r, tensors)._grad = None if k is None else Tensor._make(outs[k])
-        if self.effects:
-            apply_effects(self.effects)
+        if self.effects and apply_effects:
+            apply_all_effects(self.effects)
         wrapped = []
+        visible: dict = {}  # memory root -> the user-visible tensor over it
+        for t in tensors:
+            visible.setdefault(_root(t._data), t)
+        for t in self.lifted:
+            visible.setdefault(_root(t._data), t)
+        shared = {}  # memory root -> first output over it: views of it share its counter
         for i in range(self.n_outputs):
             t = Tensor._make(outs[i])
-            bw = self.backwards[i]
+            root = _root(outs[i])
+            visible.setdefault(root, t)
+            first = shared.setdefault(root, t)
+            if first is not t:
+                t._version = first._version
+            wrapped.append(t)
+        for t, bw in written:
+            if isinstance(bw, BackwardFails):
+                t.requires_grad = True
+                t.grad_fn = Node(_Fails, (), {"message": bw.message}, t)
+            else:
+                self._attach(t, bw, outs, tensors, visible)
+        for t, is_view in zip(wrapped, self.view_outputs):
+            if is_view:  # as in eager, writing into it in place is refused
+                base = t._data.base
+                t._base = Tensor._make(t._data if base is None else base, True)
+        for t, bw in zip(wrapped, self.backwards):
             if bw is FREED:  # eager's output had a graph that a backward inside freed
                 t.requires_grad = True
                 t.grad_fn = _freed_node(t)
+            elif isinstance(bw, BackwardFails):
+                t.requires_grad = True
+                t.grad_fn = Node(_Fails, (), {"message": bw.message}, t)
             elif bw is not None:
-                self._attach(t, bw, outs, tensors)
-            wrapped.append(t)
+                self._attach(t, bw, outs, tensors, visible)
         return build(self.out_spec, wrapped, tensors)
 
-    def _attach(self, t: Tensor, bw: BackwardProgram, outs, tensors) -> None:
+    def _attach(self, t: Tensor, bw: BackwardProgram, outs, tensors, visible) -> None:
         """Hang ``t`` in the autograd graph under a node running the compiled backward."""
         diff = [tensors[s] if kind == "arg" else s for kind, s in self.diff_sources]
         node = Node(CompiledBackward, diff, {"backward": bw, "path": self,
                                              "tensors": tensors}, t)
-        node.saved = [(outs[k], None) for k in bw.saved_slots]
+        saved = []
+        for k in bw.saved_slots:
+            owner = visible.get(_root(outs[k]))
+            saved.append((outs[k], None) if owner is None else (_Saved(owner, outs[k]),
+                                                                owner._version[0]))
+        node.saved = saved
         t.requires_grad = True
         t.grad_fn = node
+
+
+def _root(a: np.ndarray) -> int:
+    b = a.base
+    return id(a) if b is None else id(b)
+
+
+class _Saved:
+    """A saved value of a compiled backward that lies in a tensor the user can write to:
+    checked against that tensor's version counter, read as the saved array."""
+
+    __slots__ = ("_version", "_data")
+
+    def __init__(self, owner: Tensor, arr):
+        self._version = owner._version
+        self._data = arr
 
 
 FREED = "freed"
@@ -178,6 +228,25 @@ def _freed_node(t: Tensor) -> Node:
     node = Node(_Freed, (), {}, t)
     node.saved = None  # a backward raises PyTorch's "second time" error, as eager would
     return node
+
+
+class BackwardFails:
+    """Eager's backward through this output raises (a value it saved was written in place
+    inside the function): the replayed output's backward raises the same error."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str):
+        self.message = message
+
+
+class _Fails(Op):
+    abstract = True
+    name = "compiled"
+    grad_name = "CompiledFunction"
+
+    def backward(F, g, saved, node):
+        raise RuntimeError(node.params["message"])
 
 
 def resolve(ref, tensors) -> Tensor:

@@ -23,7 +23,6 @@ re-evaluated, so a model with many modules costs one integer comparison per call
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 
 import numpy as np
 
@@ -248,11 +247,11 @@ def snapshot(obj, budget=None):
     if is_immutable_value(obj):
         return ("eq", obj)
     t = type(obj)
-    if t in (list, tuple):
+    if isinstance(obj, (list, tuple)):
         return ("seq", t, tuple(snapshot(x, budget) for x in obj))
-    if t is dict or t is OrderedDict:
+    if isinstance(obj, dict):
         return ("map", t, tuple(obj.keys()), tuple(snapshot(v, budget) for v in obj.values()))
-    if t in (set, frozenset):
+    if isinstance(obj, (set, frozenset)):
         items = list(obj)
         if all(is_immutable_value(x) for x in items):
             return ("set", t, frozenset(items))

@@ -1,0 +1,175 @@
+"""Checking mode: every replay is also run eagerly, and the two must agree.
+
+``compile(f, check=True)`` (or ``DYNGRAPH_CHECK=1``) replays the compiled path, records its
+outputs, the tensors it wrote, the ``.grad`` it set and the Python effects it would make,
+then puts the state back, runs ``f`` eagerly from the same state (same random-generator
+state too), and compares.  The first difference raises :class:`CheckError`, naming the
+trace and its guards; otherwise the eager result is returned (so the program's state is
+exactly eager's).
+
+Floats agree within the compiler's contract: bit for bit for arithmetic, a few ULPs for
+runtime.mathlib's transcendentals, and a relative ``rtol`` of the array's largest value
+where a fused kernel sums in another order; NaNs and the signs of zeros match exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from eager.ops.factory import generator
+from eager.tensor import Tensor
+
+from .pystate.effects import CallMethod, SetAttr, SetCell, SetItem, materialize
+from .pystate.guards import same_value
+
+_RTOL = {np.dtype(np.float16): 1e-3, np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
+
+
+class CheckError(AssertionError):
+    """A compiled replay differs from eager (raised in checking mode)."""
+
+
+class _TensorState:
+    """The data, version and ``.grad`` of the tensors a replay may touch."""
+
+    def __init__(self, tensors):
+        self.items = []
+        seen = set()
+        for t in tensors:
+            if id(t) in seen:
+                continue
+            seen.add(id(t))
+            g = t._grad
+            self.items.append((t, t._data.copy(), t._version[0], g,
+                               None if g is None else g._data.copy(),
+                               t.requires_grad, t.grad_fn))
+
+    def restore(self) -> None:
+        for t, data, version, g, gdata, rg, fn in self.items:
+            if t._data.flags.writeable:  # (an expanded view cannot have been written)
+                np.copyto(t._data, data)
+            t._version[0] = version
+            t.requires_grad, t.grad_fn = rg, fn
+            t._grad = g
+            if g is not None:
+                np.copyto(g._data, gdata)
+
+
+def snapshot(tensors, pre) -> _TensorState:
+    """The state a replay may change, taken before it runs (kernels write in place)."""
+    return _TensorState(list(tensors) + [t for t, *_ in pre.lifted])
+
+
+def checked_replay(cf, path, outs, tensors, args, kwargs, before: _TensorState, rng_state):
+    """Finish a replay in checking mode (see the module docstring)."""
+    compiled = path.finish(outs, tensors, apply_effects=False)
+    after = [(t, t._data.copy(), None if t._grad is None else t._grad._data.copy())
+             for t, *_ in before.items]
+    before.restore()
+    if rng_state is not None:
+        generator().bit_generator.state = rng_state
+    expected = cf.fn(*args, **kwargs)
+    problems = []
+    _compare(compiled, expected, "result", problems)
+    for t, data, grad in after:
+        label = f"tensor {list(t._data.shape)} {t._data.dtype}"
+        _compare_arrays(data, t._data, f"{label} after the call", problems)
+        if (grad is None) != (t._grad is None):
+            problems.append(f".grad of {label}: compiled {'None' if grad is None else 'set'},"
+                            f" eager {'None' if t._grad is None else 'set'}")
+        elif grad is not None:
+            _compare_arrays(grad, t._grad._data, f".grad of {label}", problems)
+    for e in path.effects:
+        _compare_effect(e, problems)
+    if problems:
+        raise CheckError(_report(cf, path, problems))
+    return expected
+
+
+def _compare(got, want, what, problems) -> None:
+    if isinstance(want, Tensor):
+        if not isinstance(got, Tensor):
+            problems.append(f"{what}: compiled gave {type(got).__name__}, eager a tensor")
+            return
+        if got.requires_grad != want.requires_grad:
+            problems.append(f"{what}: requires_grad {got.requires_grad} != "
+                            f"{want.requires_grad}")
+        _compare_arrays(got._data, want._data, what, problems)
+    elif isinstance(want, (list, tuple)):
+        if type(got) is not type(want) or len(got) != len(want):
+            problems.append(f"{what}: compiled {type(got).__name__} of {len(got)}, eager "
+                            f"{type(want).__name__} of {len(want)}")
+            return
+        for i, (a, b) in enumerate(zip(got, want)):
+            _compare(a, b, f"{what}[{i}]", problems)
+    elif isinstance(want, dict):
+        if not isinstance(got, dict) or got.keys() != want.keys():
+            problems.append(f"{what}: keys differ")
+            return
+        for k in want:
+            _compare(got[k], want[k], f"{what}[{k!r}]", problems)
+    elif not (got is want or same_value(got, want) or got == want):
+        problems.append(f"{what}: compiled {got!r}, eager {want!r}")
+
+
+def _compare_arrays(got: np.ndarray, want: np.ndarray, what, problems) -> None:
+    if got.shape != want.shape or got.dtype != want.dtype:
+        problems.append(f"{what}: compiled {got.dtype}{list(got.shape)}, eager "
+                        f"{want.dtype}{list(want.shape)}")
+        return
+    if want.dtype.kind != "f":
+        bad = got != want
+    else:
+        nan_g, nan_w = np.isnan(got), np.isnan(want)
+        zero = (got == 0) & (want == 0)
+        rtol = _RTOL.get(want.dtype, 1e-5)
+        finite = np.abs(want[np.isfinite(want)])
+        scale = float(finite.max()) if finite.size else 0.0  # sums in another order
+        with np.errstate(invalid="ignore", over="ignore"):
+            close = np.abs(got.astype(np.float64) - want) <= rtol * (np.abs(want) + scale) \
+                + 4 * np.spacing(np.abs(want).astype(want.dtype))
+        close |= (got == want)
+        bad = (nan_g != nan_w) | (~nan_w & ~close) | (zero & (np.signbit(got) !=
+                                                            np.signbit(want)))
+    if np.any(bad):
+        i = tuple(int(k) for k in np.argwhere(np.asarray(bad))[0]) if got.ndim else ()
+        problems.append(f"{what}: at index {list(i)} compiled {got[i]!r}, eager {want[i]!r} "
+                        f"({int(np.sum(bad))} of {got.size} elements differ)")
+
+
+def _compare_effect(e, problems) -> None:
+    value = materialize(e.value)
+    if isinstance(e, SetAttr):
+        now = getattr(e.obj, e.name, _MISSING)
+    elif isinstance(e, SetItem):
+        now = e.obj.get(e.key, _MISSING) if isinstance(e.obj, dict) else e.obj[e.key]
+    elif isinstance(e, SetCell):
+        now = e.cell.cell_contents
+    elif isinstance(e, CallMethod) and e.method == "append":
+        now, value = (e.obj[-1] if len(e.obj) else _MISSING), value[0]
+    else:
+        return  # Print and other container methods: eager made them
+    if not (now is value or same_value(now, value) or _eq(now, value)):
+        problems.append(f"Python effect {e.describe()} at {e.where}: eager left {now!r}")
+
+
+def _eq(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+_MISSING = object()
+
+
+def _report(cf, path, problems) -> str:
+    index = next((i for i, rec in enumerate(cf._records) if rec[2] is path), "?")
+    reason = next((rec[3] for rec in cf._records if rec[2] is path), "?")
+    lines = [f"check: compiled {cf.__name__} differs from eager (trace {index}, recorded "
+             f"because: {reason}):"]
+    lines += [f"  {p}" for p in problems[:10]]
+    if len(problems) > 10:
+        lines.append(f"  ... and {len(problems) - 10} more")
+    return "\n".join(lines)
+

@@ -1,0 +1,387 @@
+"""Compiled equals eager when Python state changes between calls: attributes, globals,
+closures, containers, modules, counters and other side effects.
+
+Each test builds two identical worlds, runs the function eagerly in one and compiled in
+the other with the same changes between calls, and compares results and the state after
+every call; ``compiler.wait()`` after the second call, so later calls run fused kernels.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+import compiler
+import eager as torch
+from eager import nn
+
+N_CALLS = 6
+
+
+def _same(a, b, what):
+    if isinstance(a, torch.Tensor):
+        assert isinstance(b, torch.Tensor), what
+        assert a.dtype == b.dtype and a.shape == b.shape, what
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6,
+                                   atol=1e-7, err_msg=what)
+    elif isinstance(a, (list, tuple)):
+        assert type(a) is type(b) and len(a) == len(b), what
+        for x, y in zip(a, b):
+            _same(x, y, what)
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys(), what
+        for k in a:
+            _same(a[k], b[k], f"{what}[{k!r}]")
+    else:
+        assert a == b and type(a) is type(b), f"{what}: {a!r} != {b!r}"
+
+
+def twins(make, change=None, args=None, n=N_CALLS, **compile_kw):
+    """``make() -> (fn, world)``; ``change(world, i)`` mutates Python state before call i;
+    ``args(i)`` gives the call's arguments.  Returns the compiled function."""
+    fe, we = make()
+    fc, wc = make()
+    cf = compiler.compile(fc, **compile_kw)
+    for i in range(n):
+        if change is not None:
+            change(we, i)
+            change(wc, i)
+        a = args(i) if args is not None else (torch.ones(3) * (i + 1),)
+        want = fe(*a)
+        got = cf(*a)
+        _same(got, want, f"result of call {i}")
+        if hasattr(we, "state"):
+            _same(wc.state(), we.state(), f"state after call {i}")
+        if i == 1:
+            compiler.wait()
+    return cf
+
+
+class World:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+# -- 1: a float attribute of a module ---------------------------------------------------------
+
+class Scale(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.alpha = 1.0
+
+    def forward(self, x):
+        return x * self.alpha
+
+
+def test_module_float_attribute_change_is_seen():
+    def make():
+        m = Scale()
+        return m, m
+
+    def change(m, i):
+        if i >= 3:
+            m.alpha = 2.0
+
+    cf = twins(make, change)
+    assert cf.stats()["hits"] >= 3
+
+
+# -- 2: a plain object's attribute, through a bound method and functools.partial -----------
+
+class Plain:
+    def __init__(self):
+        self.scale = 1.5
+
+    def apply(self, x):
+        return x * self.scale + 1
+
+
+def _change_scale(o, i):
+    if i == 3:
+        o.scale = -0.5
+
+
+def test_attribute_of_bound_self_is_guarded():
+    def make():
+        o = Plain()
+        return o.apply, o
+    twins(make, _change_scale)
+
+
+def _scaled(obj, x):
+    return x * obj.scale
+
+
+def test_attribute_through_functools_partial_is_guarded():
+    def make():
+        o = Plain()
+        return functools.partial(_scaled, o), o
+    twins(make, _change_scale)
+
+
+# -- 3: a config dict read inside the function ------------------------------------------------
+
+def test_config_dict_item_change_is_seen():
+    def make():
+        cfg = {"scale": 2.0}
+        return (lambda x: x * cfg["scale"] + 1), cfg
+
+    def change(cfg, i):
+        if i == 3:
+            cfg["scale"] = 5.0
+    cf = twins(make, change)
+    assert cf.stats()["hits"] >= 3
+
+
+CFG = {"scale": 2.0}
+
+
+def _uses_global_cfg(x):
+    return x * CFG["scale"]
+
+
+def test_global_dict_item_change_is_seen():
+    cf = compiler.compile(_uses_global_cfg)
+    x = torch.ones(2)
+    try:
+        for i in range(5):
+            if i == 3:
+                CFG["scale"] = 3.0
+            _same(cf(x), _uses_global_cfg(x), f"call {i}")
+            if i == 1:
+                compiler.wait()
+    finally:
+        CFG["scale"] = 2.0
+
+
+# -- 4: a method that counts its calls and logs ----------------------------------------------
+
+class Counter:
+    def __init__(self):
+        self.count = 0
+        self.log = []
+
+    def __call__(self, x):
+        self.count += 1
+        self.log.append(("called", self.count))
+        return x * self.count
+
+    def state(self):
+        return {"count": self.count, "log": list(self.log)}
+
+
+def test_counter_and_log_are_kept():
+    def make():
+        c = Counter()
+        return c, c
+    twins(make)
+
+
+# -- 8: a submodule replaced, a config list or dict changed ------------------------------------
+
+def test_replaced_submodule_in_sequential():
+    def make():
+        torch.manual_seed(0)
+        m = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 2))
+        return m, m
+
+    def change(m, i):
+        if i == 3:
+            m[1] = nn.Tanh()
+    twins(make, change)
+
+
+def test_config_list_and_new_dict_key():
+    def make():
+        cfg = [1.0, 2.0]
+        opts = {"bias": 0.5}
+
+        def f(x):
+            y = x * cfg[0] + cfg[1]
+            if "extra" in opts:
+                y = y + opts["extra"]
+            return y + opts["bias"]
+        return f, World(cfg=cfg, opts=opts)
+
+    def change(w, i):
+        if i == 2:
+            w.cfg[0] = 2.0
+        if i == 4:
+            w.opts["extra"] = 10.0
+    twins(make, change)
+
+
+def test_modules_in_a_python_list_attribute():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(0)
+            self.blocks = [nn.Linear(3, 3), nn.Linear(3, 3)]
+
+        def forward(self, x):
+            for b in self.blocks:
+                x = b(x)
+            return x
+
+    def make():
+        n = Net()
+        return n, n
+
+    def change(n, i):
+        if i == 3:
+            n.blocks.append(nn.Linear(3, 3))
+            n.blocks[-1].weight.data.mul_(0)
+            n.blocks[-1].bias.data.fill_(0.25)
+    twins(make, change)
+
+
+def test_random_module_call_runs_eagerly_with_reason():
+    import random
+
+    def f(x):
+        return x * random.random()
+
+    cf = compiler.compile(f)
+    with pytest.warns(compiler.CompileWarning, match="random"):
+        cf(torch.ones(2))
+    assert "random" in str(cf.explain())
+    assert cf.stats()["hits"] == 0
+
+
+def test_class_attribute_change_is_seen():
+    class Cfg:
+        k = 2.0
+
+    def f(x):
+        return x * Cfg.k
+
+    cf = compiler.compile(f)
+    x = torch.ones(2)
+    for i in range(5):
+        if i == 3:
+            Cfg.k = 4.0
+        _same(cf(x), f(x), f"call {i}")
+
+
+def test_property_reading_state_is_guarded():
+    class P:
+        def __init__(self):
+            self._v = 1.0
+
+        @property
+        def v(self):
+            return self._v * 2
+
+    p = P()
+
+    def f(x):
+        return x + p.v
+
+    cf = compiler.compile(f)
+    x = torch.ones(2)
+    for i in range(5):
+        if i == 3:
+            p._v = 5.0
+        _same(cf(x), f(x), f"call {i}")
+
+
+def test_closure_variable_rebound_is_seen():
+    scale = 1.0
+
+    def f(x):
+        return x * scale
+
+    cf = compiler.compile(f)
+    x = torch.ones(2)
+    for i in range(5):
+        if i == 3:
+            scale = 3.0  # noqa: F841 - rebinding the cell f reads
+        _same(cf(x), f(x), f"call {i}")
+
+
+def test_module_buffer_replaced():
+    class B(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("offset", torch.zeros(3))
+
+        def forward(self, x):
+            return x + self.offset
+
+    def make():
+        b = B()
+        return b, b
+
+    def change(b, i):
+        if i == 3:
+            b.offset = torch.ones(3) * 7
+    twins(make, change)
+
+
+def test_container_of_tensors_whose_length_changes():
+    def make():
+        bank = [torch.ones(3)]
+
+        def f(x):
+            return x + sum(bank)
+        return f, World(bank=bank)
+
+    def change(w, i):
+        if i in (2, 4):
+            w.bank.append(torch.ones(3) * i)
+    twins(make, change)
+
+
+def test_nested_compiled_function_sees_state():
+    o = Plain()
+    inner = compiler.compile(lambda x: x * o.scale)
+
+    def outer(x):
+        return inner(x) + 1
+
+    cf = compiler.compile(outer)
+    x = torch.ones(2)
+    for i in range(5):
+        if i == 3:
+            o.scale = 9.0
+        _same(cf(x), x * o.scale + 1, f"call {i}")
+
+
+def test_generator_inside_the_function():
+    o = Plain()
+
+    def gen(n):
+        for k in range(n):
+            yield k * o.scale
+
+    def f(x):
+        return x + sum(gen(3))
+
+    cf = compiler.compile(f)
+    x = torch.ones(2)
+    for i in range(5):
+        if i == 3:
+            o.scale = 4.0
+        _same(cf(x), f(x), f"call {i}")
+
+
+def test_exception_raised_and_caught_mid_trace():
+    o = Plain()
+
+    def f(x):
+        try:
+            v = o.missing
+        except AttributeError:
+            v = o.scale
+        return x * v
+
+    cf = compiler.compile(f)
+    x = torch.ones(2)
+    for i in range(5):
+        if i == 2:
+            o.scale = 3.0
+        if i == 4:
+            o.missing = 100.0
+        _same(cf(x), f(x), f"call {i}")
