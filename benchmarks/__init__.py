@@ -1,14 +1,16 @@
-"""dyngraph benchmarks: the workloads of /work/shared/BENCHMARKS.md for NumPy, our eager
-engine, our compiler, and PyTorch / JAX when they are importable.
+"""dyngraph's benchmarks: our eager engine and our compiler timed side by side with NumPy,
+PyTorch and JAX (when importable) in one process; see ``benchmarks/README.md``.
 
-    python -m benchmarks [--quick] [--json PATH] [--png PATH] [--only KEY ...]
+    python -m benchmarks [--quick] [--only NAME ...] [--report]
 
-prints a table of median times (peers timed side by side, interleaved, in one process)
-and the goal ratios with PASS/FAIL, writes JSON (default
-``benchmarks/results/latest.json``) and a PNG bar chart when matplotlib is importable.
-A peer that fails prints its error in its row; the run goes on.
+prints a table of median times and the goals with PASS/FAIL, writes JSON, and with
+``--report`` writes ``docs/benchmarks.md``, its charts under ``docs/img/`` and the
+README's "How fast" block.
 
-Modules: :mod:`.workloads` (what is timed), :mod:`.timing` (how), :mod:`.report`
-(table, goals, JSON, chart), ``__main__`` (the command line).  ``bench_mathlib.py`` and
-``bench_fusion.py`` are separate scripts.
+Modules: :mod:`.families` (the workload families, one module each, listed once),
+:mod:`.harness` (workloads, goals, checking and running one workload), :mod:`.peers`
+(the peers and their availability), :mod:`.timing` (how times are taken),
+:mod:`.report` (table, goals, JSON), :mod:`.charts` and :mod:`.markdown` (the report),
+``__main__`` (the command line).  ``bench_mathlib.py`` and ``bench_fusion.py`` are
+separate scripts.
 """

@@ -1,139 +1,109 @@
-"""``python -m benchmarks [--quick] [--json PATH] [--png PATH] [--only KEY ...]``"""
+"""``python -m benchmarks [--quick] [--only NAME ...] [--report]``: see benchmarks/README.md."""
 
 from __future__ import annotations
 
 # numpy, torch and numba read their thread-count variables at import: --threads sets them
-# before anything heavy is imported, so this module imports them inside functions.
+# before anything heavy is imported, so this module imports the harness inside main().
 import argparse
 import datetime
+import json
 import os
 import platform
 import sys
 import time
-import traceback
-import warnings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_JSON = os.path.join(ROOT, "benchmarks", "results", "latest.json")
-DEFAULT_PNG = os.path.join(ROOT, "benchmarks", "results", "latest.png")
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-               "NUMBA_NUM_THREADS", "XLA_FLAGS")
+               "NUMBA_NUM_THREADS")
 
 
-def _err(e: BaseException) -> str:
-    msg = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {msg[0] if msg else ''}"[:300]
-
-
-def _to_numpy(r):
-    import numpy as np
-    if r is None:
-        return None
-    if isinstance(r, np.ndarray):
-        return r.copy()
-    if hasattr(r, "detach"):
-        r = r.detach()
-    if hasattr(r, "numpy"):
-        return np.array(r.numpy(), copy=True)
-    return np.array(r, copy=True)
-
-
-def _check(outs, ref, rtol, atol) -> str:
-    import numpy as np
-    if ref is None or any(o is None for o in outs) or any(r is None for r in ref):
-        return "ok"
-    for k, (o, r) in enumerate(zip(outs, ref)):
-        where = f" (call {k + 1})" if len(outs) > 1 else ""
-        if o.shape != r.shape:
-            return f"wrong result: shape {o.shape} != {r.shape}{where}"
-        if not np.allclose(o, r, rtol=rtol, atol=atol, equal_nan=True):
-            err = float(np.max(np.abs(o.astype(np.float64) - r)))
-            return f"wrong result: max abs error {err:.3g} vs NumPy{where}"
-    return "ok"
-
-
-def run_workload(w, budget, log) -> dict:
-    from . import timing
-    from .workloads import COMPILED, TORCH_COMPILE, Skip
-    replaying = (COMPILED, TORCH_COMPILE)
-    cells: dict = {}
-    fns: dict = {}
-    outs: dict = {}
-    for impl, factory in w.impls:
-        t0 = time.perf_counter()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                fn = factory()
-                # stateless: one call is enough, except for compilers (trace, then replay)
-                n = w.check_calls if w.stateful or impl in replaying else 1
-                res = [_to_numpy(fn()) for _ in range(n)]
-                if not w.stateful:
-                    res = res[-1:]
-            except Skip as e:
-                cells[impl] = {"status": "skip", "note": str(e)}
-                continue
-            except Exception as e:  # noqa: BLE001
-                cells[impl] = {"status": "error", "error": _err(e),
-                               "traceback": traceback.format_exc(limit=-6)}
-                log(f"  {impl}: ERROR {_err(e)}")
-                continue
-        fns[impl] = fn
-        outs[impl] = res
-        cells[impl] = {"status": "ok", "setup_seconds": time.perf_counter() - t0,
-                       "warnings": sorted({f"{c.category.__name__}: {c.message}"[:300]
-                                           for c in caught
-                                           if not issubclass(c.category, DeprecationWarning)})}
-        if w.notes.get(impl):
-            cells[impl]["note"] = w.notes[impl]
-    ref = outs.get(w.reference)
-    for impl, res in outs.items():
-        cells[impl]["check"] = "ok" if impl == w.reference else \
-            _check(res, ref, w.rtol, w.atol)
-
-    def on_error(impl, e):
-        cells[impl] = {"status": "error", "error": _err(e)}
-        log(f"  {impl}: ERROR {_err(e)}")
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        timings = timing.compare(fns, budget, on_error)
-    for impl, t in timings.items():
-        if isinstance(t, timing.Timing):
-            cells[impl].update(seconds=t.median, samples=len(t.samples), inner=t.inner,
-                               iqr_rel=round(t.spread, 4))
-            stats = getattr(fns[impl], "stats", None)
-            if stats is not None:
-                cells[impl]["compiler_stats"] = stats()
-    # keep the impl order of the workload
-    return {"title": w.title, "impls": {i: cells[i] for i, _ in w.impls if i in cells}}
+def parse(argv):
+    from .families import FAMILIES
+    ap = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description="Time dyngraph (eager and compiled) side by side with NumPy, PyTorch "
+                    "and JAX; see benchmarks/README.md.")
+    ap.add_argument("--quick", action="store_true",
+                    help="short run (about a minute): fewer samples, no torch.compile")
+    ap.add_argument("--only", nargs="+", metavar="NAME",
+                    help=f"families ({', '.join(FAMILIES)}) or workload keys to run")
+    ap.add_argument("--peers", nargs="+", metavar="PEER",
+                    help="run only these peers (e.g. numpy eager compiled)")
+    ap.add_argument("--threads", type=int, default=None, metavar="N",
+                    help="threads for BLAS/OpenMP/Numba/torch (default: each library's own; "
+                         "JAX keeps its own: XLA's single-thread flag slows its dispatch "
+                         "tenfold on a busy machine); 1 gives steadier numbers there")
+    ap.add_argument("--json", default=DEFAULT_JSON, metavar="PATH",
+                    help="write the results here (default benchmarks/results/latest.json); "
+                         "'' for none")
+    ap.add_argument("--report", action="store_true",
+                    help="write the Markdown report, its JSON and the charts (--docs) and "
+                         "the README's 'How fast' block (--readme); needs matplotlib")
+    ap.add_argument("--docs", default=os.path.join(ROOT, "docs"), metavar="DIR",
+                    help="where --report writes benchmarks.md, benchmarks.json and img/ "
+                         "(default docs/)")
+    ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"), metavar="PATH",
+                    help="the README whose 'How fast' block --report rewrites; '' for none")
+    ap.add_argument("--from-json", metavar="PATH",
+                    help="run nothing: report the results of an earlier run "
+                         "(e.g. docs/benchmarks.json)")
+    args = ap.parse_args(argv)
+    if args.peers:
+        from .peers import ALL
+        bad = [p for p in args.peers if p not in ALL]
+        if bad:
+            ap.error(f"unknown peer {bad[0]!r}; peers: {', '.join(ALL)}")
+    return ap, args
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks",
-                                 description="dyngraph benchmarks (BENCHMARKS.md workloads)")
-    ap.add_argument("--quick", action="store_true",
-                    help="short run (< 60 s): fewer samples, no torch.compile")
-    ap.add_argument("--json", default=DEFAULT_JSON, metavar="PATH",
-                    help="write results here (default benchmarks/results/latest.json)")
-    ap.add_argument("--png", default=DEFAULT_PNG, metavar="PATH",
-                    help="bar chart (default benchmarks/results/latest.png); '' for none")
-    ap.add_argument("--only", nargs="*", metavar="KEY",
-                    help="run only these workloads: gelu_1m gelu_32m chain mlp cache_hit "
-                         "first_call")
-    ap.add_argument("--threads", type=int, default=None, metavar="N",
-                    help="threads for BLAS/OpenMP/Numba/torch (default: each library's "
-                         "own default); 1 gives steadier numbers on a busy machine")
-    args = ap.parse_args(argv)
+    ap, args = parse(argv)
     if args.threads:
-        for var in THREAD_VARS[:-1]:
+        for var in THREAD_VARS:
             os.environ[var] = str(args.threads)
         if "numpy" in sys.modules:
             print("note: --threads given after numpy was imported; BLAS may ignore it",
                   file=sys.stderr)
+    if args.report:
+        from .charts import pyplot
+        try:
+            pyplot()
+        except ImportError as e:
+            print(f"python -m benchmarks --report: {e}", file=sys.stderr)
+            return 2
 
+    from . import report
+    if args.from_json:
+        with open(args.from_json) as f:
+            results = json.load(f)
+    else:
+        results = run(ap, args)
+        if results is None:
+            return 2
+
+    print()
+    print(report.format_table(results))
+    print()
+    print(report.format_goals(results["goals"]))
+    print()
+    if args.report:
+        for path in write_report(results, args.docs, args.readme):
+            print(f"wrote {os.path.relpath(path)}")
+    if args.json and not args.from_json:
+        report.write_json(results, args.json)
+        print(f"wrote {os.path.relpath(args.json)}")
+    if not args.from_json:
+        print(f"total {results['meta']['total_seconds']:.1f} s"
+              f"{' (--quick)' if args.quick else ''}")
+    return 0
+
+
+def run(ap, args) -> dict | None:
     from . import report, timing
-    from .workloads import COMPILED, all_workloads
+    from .families import FAMILIES, load
+    from .harness import err_text, run_workload
+    from .peers import COMPILED
 
     if args.threads:
         try:
@@ -142,85 +112,105 @@ def main(argv=None) -> int:
         except ImportError:
             pass  # no torch: nothing to configure
 
-    t_start = time.perf_counter()
-    budget = timing.QUICK if args.quick else timing.FULL
-
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
 
-    results = {"meta": _meta(args.quick), "workloads": {}}
-    load = results["meta"]["load_average_at_start"]
-    cores = os.cpu_count() or 1
-    if load and load[0] > 0.5:
-        log(f"note: load average {load[0]:.2f} on {cores} cores before starting: other "
-            "processes compete for the CPU, absolute times (and multi-threaded peers) suffer")
-    for w in all_workloads(args.quick):
-        if args.only and w.key not in args.only:
-            continue
-        t0 = time.perf_counter()
-        log(f"[{time.perf_counter() - t_start:5.1f} s] {w.key}: {w.title}")
-        try:
-            results["workloads"][w.key] = run_workload(w, budget, log)
-        except Exception as e:  # noqa: BLE001 -- the harness itself must not stop the run
-            results["workloads"][w.key] = {"title": w.title, "impls": {
-                COMPILED: {"status": "error", "error": f"harness: {_err(e)}"}}}
-        results["workloads"][w.key]["seconds"] = time.perf_counter() - t0
+    families = [load(n) for n in FAMILIES]
+    built = {}       # family name -> [Workload] (custom-run families: None)
+    wanted = set(args.only or ())
+    by_family = wanted & set(FAMILIES)
+    for fam in families:
+        if fam.run is None and (not wanted or fam.name in by_family or wanted - by_family):
+            built[fam.name] = fam.workloads(args.quick)
+    keys = {w.key for ws in built.values() for w in ws}
+    unknown = wanted - set(FAMILIES) - keys
+    if unknown:
+        ap.error(f"--only: no family or workload {sorted(unknown)[0]!r}; families: "
+                 f"{', '.join(FAMILIES)}; workloads: {', '.join(sorted(keys))}")
 
-    if not args.only or report.FIRST_CALL in args.only:
-        log(f"[{time.perf_counter() - t_start:5.1f} s] first_call: new processes")
-        t0 = time.perf_counter()
-        results["workloads"][report.FIRST_CALL] = _first_call_cells(args.quick)
-        # first-call processes inherit the environment, so --threads applies there too
-        results["workloads"][report.FIRST_CALL]["seconds"] = time.perf_counter() - t0
-
-    results["goals"] = report.evaluate_goals(results)
-    results["meta"]["total_seconds"] = time.perf_counter() - t_start
-
-    print()
-    if load and load[0] > 0.5:
-        print(f"(machine busy: load average {load[0]:.2f} on {cores} cores at start)")
-    print(report.format_table(results))
-    print()
-    print(report.format_goals(results["goals"]))
-    print()
-    if args.json:
-        report.write_json(results, args.json)
-        print(f"wrote {os.path.relpath(args.json)}")
-    if args.png:
-        why = report.write_png(results, args.png)
-        print(why or f"wrote {os.path.relpath(args.png)}")
-    print(f"total {time.perf_counter() - t_start:.1f} s"
-          f"{' (--quick)' if args.quick else ''}")
-    return 0
-
-
-def _first_call_cells(quick: bool) -> dict:
-    from .workloads import COMPILED, Skip, first_call
-    cells = {}
-    try:
-        got = first_call(quick)
-    except Exception as e:  # noqa: BLE001
-        got = {COMPILED: e}
-    for impl, r in got.items():
-        if isinstance(r, Skip):
-            cells[impl] = {"status": "skip", "note": str(r)}
-        elif isinstance(r, BaseException):
-            cells[impl] = {"status": "error", "error": _err(r)}
+    t_start = time.perf_counter()
+    budget = timing.QUICK if args.quick else timing.FULL
+    peers = set(args.peers) if args.peers else None
+    results = {"meta": _meta(args), "families": {}, "workloads": {}, "goals": []}
+    load_avg = results["meta"]["load_average_at_start"]
+    if load_avg and load_avg[0] > 0.5:
+        log(f"note: load average {load_avg[0]:.2f} on {os.cpu_count()} cores before "
+            "starting: other processes compete for the CPU; ratios (taken side by side) "
+            "hold up better than absolute times")
+    goals = []
+    for fam in families:
+        selected = not wanted or fam.name in wanted
+        if fam.run is not None:
+            if not selected:
+                continue
+            log(f"[{time.perf_counter() - t_start:6.1f} s] {fam.name}: new processes")
+            t0 = time.perf_counter()
+            try:
+                got = fam.run(args.quick, peers, log)
+            except Exception as e:  # noqa: BLE001 -- the run goes on
+                got = {fam.name: {"title": fam.title, "headline": None, "reference": None,
+                                  "impls": {COMPILED: {"status": "error",
+                                                       "error": f"harness: {err_text(e)}"}}}}
+            for w in got.values():
+                w["seconds"] = time.perf_counter() - t0
         else:
-            w = r["warm"]
-            cells[impl] = {"status": "ok", "seconds": r["seconds"], "cold_seconds": r["cold"],
-                           "check": r.get("check", "ok"), "runs": r["runs"],
-                           "note": (f"warm cache: imports {w['import']:.3f} s + first call "
-                                    f"{w['first']:.3f} s + second (compiled) call "
-                                    f"{w['second'] * 1e3:.2f} ms; process wall "
-                                    f"{w['wall']:.2f} s; cold cache {r['cold']:.2f} s"),
-                           "detail": r}
-    return {"title": "first GELU call, new process, warm cache",
-            "impls": cells}
+            ws = [w for w in built.get(fam.name, []) if selected or w.key in wanted]
+            if not ws:
+                continue
+            got = {}
+            for w in ws:
+                log(f"[{time.perf_counter() - t_start:6.1f} s] {w.key}: {w.title}")
+                t0 = time.perf_counter()
+                try:
+                    got[w.key] = run_workload(w, budget, log, peers)
+                except Exception as e:  # noqa: BLE001 -- the harness must not stop the run
+                    got[w.key] = {"title": w.title, "headline": w.headline,
+                                  "reference": w.reference,
+                                  "impls": {COMPILED: {"status": "error",
+                                                       "error": f"harness: {err_text(e)}"}}}
+                got[w.key]["seconds"] = time.perf_counter() - t0
+        for w in got.values():
+            w["family"] = fam.name
+        results["workloads"].update(got)
+        results["families"][fam.name] = {"title": fam.title, "about": fam.about,
+                                         "workloads": list(got)}
+        goals += fam.goals
+    results["goals"] = report.evaluate_goals(results, goals)
+    results["meta"]["total_seconds"] = time.perf_counter() - t_start
+    return results
 
 
-def _meta(quick: bool) -> dict:
-    from .workloads import versions
+def write_report(results: dict, docs: str, readme: str) -> list:
+    """docs/benchmarks.md, docs/benchmarks.json, docs/img/*.png and the README block."""
+    from . import charts, markdown, report
+    img = os.path.join(docs, "img")
+    written = []
+    for name in results["families"]:
+        path = os.path.join(img, f"{name}.png")
+        charts.family_chart(results, name, path)
+        if os.path.exists(path):
+            results["families"][name]["chart"] = f"{name}.png"
+            written.append(path)
+    headline = os.path.join(img, "headline.png")
+    charts.headline_chart(results, headline)
+    written.append(headline)
+    md = os.path.join(docs, "benchmarks.md")
+    os.makedirs(docs, exist_ok=True)
+    with open(md, "w") as f:
+        f.write(markdown.report(results, "img"))
+    report.write_json(results, os.path.join(docs, "benchmarks.json"))
+    written += [md, os.path.join(docs, "benchmarks.json")]
+    if readme:
+        base = os.path.dirname(os.path.abspath(readme))
+        block = markdown.readme_block(results, os.path.relpath(headline, base),
+                                      os.path.relpath(md, base))
+        markdown.update_readme(readme, block)
+        written.append(readme)
+    return written
+
+
+def _meta(args) -> dict:
+    from .peers import versions
     cpu = platform.processor() or ""
     try:
         with open("/proc/cpuinfo") as f:
@@ -234,11 +224,27 @@ def _meta(quick: bool) -> dict:
         load = list(os.getloadavg())
     except OSError:
         load = None
-    return {"date": datetime.datetime.now().isoformat(timespec="seconds"), "quick": quick,
-            "load_average_at_start": load,
-            "cpu": cpu, "cores": os.cpu_count(), "platform": platform.platform(),
-            "versions": versions(), "goals_from": "/work/shared/BENCHMARKS.md",
+    return {"date": datetime.datetime.now().isoformat(timespec="seconds"),
+            "quick": args.quick, "load_average_at_start": load, "cpu": cpu,
+            "cores": os.cpu_count(), "platform": platform.platform(terse=True),
+            "versions": versions(),
+            "command": "python -m benchmarks" + _args_text(args),
             "threads": {v: os.environ.get(v) for v in THREAD_VARS}}
+
+
+def _args_text(args) -> str:
+    out = ""
+    if args.quick:
+        out += " --quick"
+    if args.only:
+        out += " --only " + " ".join(args.only)
+    if args.peers:
+        out += " --peers " + " ".join(args.peers)
+    if args.threads:
+        out += f" --threads {args.threads}"
+    if args.report:
+        out += " --report"
+    return out
 
 
 if __name__ == "__main__":

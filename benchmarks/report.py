@@ -1,4 +1,4 @@
-"""The report: a table of times, the goal ratios of BENCHMARKS.md, JSON and a PNG chart."""
+"""Results as text: the terminal table, the goals, the JSON file, and shared formatting."""
 
 from __future__ import annotations
 
@@ -6,39 +6,7 @@ import json
 import math
 import os
 
-from .workloads import COMPILED, COPY, EAGER, IMPLS, JAX, NUMBA, NUMPY, TORCH, TORCH_COMPILE
-
-FIRST_CALL = "first_call"
-
-HEADERS = {NUMPY: "NumPy", EAGER: "ours eager", COMPILED: "ours compiled", TORCH: "torch",
-           TORCH_COMPILE: "torch.compile", JAX: "JAX jit", COPY: "copy (limit)",
-           NUMBA: "Numba fused"}
-
-# (figure, op, goal, numerator (workload, impl), denominator (workload, impl) or None,
-#  unit of an absolute goal)
-GOALS = [
-    ("GELU 1M: NumPy eager / compiled", ">=", 4, ("gelu_1m", NUMPY), ("gelu_1m", COMPILED)),
-    ("GELU 32M: NumPy eager / compiled", ">=", 10, ("gelu_32m", NUMPY),
-     ("gelu_32m", COMPILED)),
-    ("GELU 32M: compiled / plain copy of the input", "<=", 1.5, ("gelu_32m", COMPILED),
-     ("gelu_32m", COPY)),
-    ("GELU 1M: torch.compile / compiled", ">=", 2, ("gelu_1m", TORCH_COMPILE),
-     ("gelu_1m", COMPILED)),
-    ("small chain fwd+bwd: our eager / our compiled", ">=", 8, ("chain", EAGER),
-     ("chain", COMPILED)),
-    ("small chain fwd+bwd: JAX jit / our compiled", ">=", 1, ("chain", JAX),
-     ("chain", COMPILED)),
-    ("small chain fwd+bwd: torch eager / our eager", ">=", 1, ("chain", TORCH),
-     ("chain", EAGER)),
-    ("MLP train step compiled whole: ours / hand-written NumPy", "<=", 1.1,
-     ("mlp", COMPILED), ("mlp", NUMPY)),
-    ("MLP train step, our eager / hand-written NumPy", "<=", 1.6, ("mlp", EAGER),
-     ("mlp", NUMPY)),
-    ("cache-hit call of a compiled 1-op function on 4 elements", "<=", 3e-6,
-     ("cache_hit", COMPILED), None),
-    ("first call in a new process with a warm disk cache (GELU)", "<=", 0.5,
-     (FIRST_CALL, COMPILED), None),
-]
+from .peers import ALL, COMPILED, EAGER, HEADERS, OTHERS
 
 
 def fmt_time(s) -> str:
@@ -51,65 +19,111 @@ def fmt_time(s) -> str:
     return f"{s:.3g} s"
 
 
+def fmt_ratio(r) -> str:
+    if r is None or not math.isfinite(r):
+        return "-"
+    return f"{r:.2g}×" if r < 10 else f"{r:.0f}×"
+
+
+def seconds(cell: dict | None):
+    """The median time of a measured, correct cell; else None."""
+    if not cell or cell.get("status") != "ok" or cell.get("check", "ok") != "ok":
+        return None
+    return cell.get("seconds")
+
+
 def cell_text(c: dict | None) -> str:
     if c is None:
         return ""
-    st = c["status"]
-    if st == "skip":
+    if c["status"] == "skip":
         return "skipped"
-    if st == "error":
+    if c["status"] == "error":
         return "ERROR"
     t = fmt_time(c.get("seconds"))
-    if c.get("check", "ok") not in ("ok", None):
+    if c.get("check", "ok") != "ok":
         t += " (!)"
     return t
 
 
 def columns(results: dict) -> list:
-    """Impl columns that appear in any workload (in IMPLS order)."""
+    """Peers that appear in any workload, in :data:`peers.ALL` order."""
     used = {i for w in results["workloads"].values() for i in w["impls"]}
-    return [i for i in IMPLS if i in used]
+    return [i for i in ALL if i in used]
+
+
+def best_other(w: dict):
+    """``(peer, seconds)`` of the fastest correct peer among NumPy, PyTorch, JAX."""
+    got = [(seconds(w["impls"].get(p)), p) for p in OTHERS]
+    got = [(s, p) for s, p in got if s]
+    return (min(got)[1], min(got)[0]) if got else (None, None)
+
+
+def speedups(w: dict, peer: str = COMPILED) -> dict:
+    """How many times faster ``peer`` is than ours eager and than the best other peer."""
+    t = seconds(w["impls"].get(peer))
+    e = seconds(w["impls"].get(EAGER))
+    best, b = best_other(w)
+    return {"vs_eager": e / t if t and e and peer != EAGER else None,
+            "vs_best": b / t if t and b else None, "best": best}
+
+
+def problems(results: dict) -> list:
+    """(workload title, peer, text) for each error, wrong result, skip and warning."""
+    out = []
+    for w in results["workloads"].values():
+        for impl, c in w["impls"].items():
+            if c["status"] == "error":
+                out.append((w["title"], impl, f"error: {c['error']}"))
+            elif c["status"] == "skip":
+                out.append((w["title"], impl, f"skipped: {c.get('note', '')}"))
+            elif c.get("check", "ok") != "ok":
+                out.append((w["title"], impl, c["check"]))
+            for n in c.get("warnings", []):
+                out.append((w["title"], impl, f"warning: {n}"))
+    return out
 
 
 def format_table(results: dict) -> str:
     cols = columns(results)
-    rows = []
-    for key, w in results["workloads"].items():
-        rows.append((w["title"], [cell_text(w["impls"].get(i)) for i in cols], key))
+    rows = [(w["title"], [cell_text(w["impls"].get(i)) for i in cols])
+            for w in results["workloads"].values()]
     w0 = max([len("workload")] + [len(r[0]) for r in rows])
     widths = [max(len(HEADERS[c]), *(len(r[1][k]) for r in rows)) for k, c in enumerate(cols)]
-    sep = "  "
-    lines = [sep.join(["workload".ljust(w0)] + [HEADERS[c].rjust(widths[k])
-                                                 for k, c in enumerate(cols)])]
-    lines.append(sep.join(["-" * w0] + ["-" * wd for wd in widths]))
-    for title, cells, key in rows:
-        lines.append(sep.join([title.ljust(w0)] + [cells[k].rjust(widths[k])
-                                                   for k in range(len(cols))]))
-        w = results["workloads"][key]
-        for impl in cols:  # errors and wrong results are printed in their row
-            c = w["impls"].get(impl)
-            if c is None:
-                continue
-            if c["status"] == "error":
-                lines.append(f"{'':{w0}}    ! {impl}: {c['error']}")
-            elif c.get("check", "ok") not in ("ok", None):
-                lines.append(f"{'':{w0}}    ! {impl}: {c['check']}")
-    # skipped peers: say why once per reason
-    reasons: dict = {}
-    for w in results["workloads"].values():
-        for impl, c in w["impls"].items():
-            if c["status"] == "skip":
-                reasons.setdefault((impl, c.get("note", "")), None)
+    lines = ["  ".join(["workload".ljust(w0)] + [HEADERS[c].rjust(widths[k])
+                                                 for k, c in enumerate(cols)]),
+             "  ".join(["-" * w0] + ["-" * wd for wd in widths])]
+    for title, cells in rows:
+        lines.append("  ".join([title.ljust(w0)] + [cells[k].rjust(widths[k])
+                                                    for k in range(len(cols))]))
     out = "\n".join(lines)
-    if reasons:
-        out += "\n\nskipped: " + "; ".join(f"{impl}: {why}" for impl, why in reasons)
-    notes = []
-    for key, w in results["workloads"].items():
-        for impl, c in w["impls"].items():
-            for n in c.get("warnings", []):
-                notes.append(f"{w['title']} / {impl}: {n}")
-    if notes:
-        out += "\nwarnings:\n" + "\n".join("  " + n for n in notes)
+    skipped = {}
+    other = []
+    for title, impl, text in problems(results):
+        if text.startswith("skipped: "):
+            skipped.setdefault((impl, text[len("skipped: "):]), None)
+        else:
+            other.append(f"  {title} / {impl}: {text}")
+    if skipped:
+        out += "\n\nskipped: " + "; ".join(f"{impl}: {why}" for impl, why in skipped)
+    if other:
+        out += "\n" + "\n".join(other)
+    return out
+
+
+def evaluate_goals(results: dict, goals: list) -> list:
+    out = []
+    for g in goals:
+        a, why = _get(results, *g.numerator)
+        b, why_b = (1.0, None) if g.denominator is None else _get(results, *g.denominator)
+        why = why or why_b
+        target = fmt_time(g.target) if g.denominator is None else f"{g.target:g}"
+        row = {"figure": g.figure, "goal": f"{g.op} {target}", "value": None,
+               "passed": None, "why": why}
+        if not why:
+            v = a / b
+            row.update(value=v, passed=bool(v >= g.target if g.op == ">=" else v <= g.target),
+                       value_text=fmt_time(v) if g.denominator is None else f"{v:.2f}")
+        out.append(row)
     return out
 
 
@@ -120,54 +134,32 @@ def _get(results: dict, wl: str, impl: str):
     c = w["impls"].get(impl)
     if c is None:
         return None, f"{impl} not run"
-    if c["status"] == "skip":
-        return None, f"{impl} skipped"
-    if c["status"] == "error":
-        return None, f"{impl} errored"
-    if c.get("check", "ok") not in ("ok", None):
+    if c["status"] != "ok":
+        return None, f"{impl} {'skipped' if c['status'] == 'skip' else 'errored'}"
+    if c.get("check", "ok") != "ok":
         return None, f"{impl} gave a wrong result"
     return c["seconds"], None
 
 
-def evaluate_goals(results: dict) -> list:
-    out = []
-    for figure, op, goal, num, den in GOALS:
-        a, why = _get(results, *num)
-        b, why_b = (1.0, None) if den is None else _get(results, *den)
-        why = why or why_b
-        if why:
-            out.append({"figure": figure, "goal": f"{op} {_goal_text(goal, den)}",
-                        "value": None, "passed": None, "why": why})
-            continue
-        v = a / b
-        ok = v >= goal if op == ">=" else v <= goal
-        out.append({"figure": figure, "goal": f"{op} {_goal_text(goal, den)}", "value": v,
-                    "passed": bool(ok), "why": None,
-                    "value_text": fmt_time(v) if den is None else f"{v:.2f}"})
-    return out
-
-
-def _goal_text(goal, den) -> str:
-    return fmt_time(goal) if den is None else f"{goal:g}"
+def goal_result(g: dict) -> tuple:
+    """(measured, result) texts of an evaluated goal."""
+    if g["passed"] is None:
+        return "-", f"n/a ({g['why']})"
+    return g["value_text"], "PASS" if g["passed"] else "FAIL"
 
 
 def format_goals(goals: list) -> str:
+    if not goals:
+        return "(no goals for the families run)"
     w0 = max(len(g["figure"]) for g in goals)
     w1 = max(len(g["goal"]) for g in goals)
-    head = f"{'goal (BENCHMARKS.md)'.ljust(w0)}  {'target'.ljust(w1)}  {'measured':>9}  result"
-    lines = [head]
-    lines.append(f"{'-' * w0}  {'-' * w1}  {'-' * 9}  ------")
-    n_pass = n_fail = 0
+    lines = [f"{'goal'.ljust(w0)}  {'target'.ljust(w1)}  {'measured':>9}  result",
+             f"{'-' * w0}  {'-' * w1}  {'-' * 9}  ------"]
     for g in goals:
-        if g["passed"] is None:
-            mark, val = f"n/a ({g['why']})", "-"
-        elif g["passed"]:
-            mark, val = "PASS", g["value_text"]
-            n_pass += 1
-        else:
-            mark, val = "FAIL", g["value_text"]
-            n_fail += 1
+        val, mark = goal_result(g)
         lines.append(f"{g['figure'].ljust(w0)}  {g['goal'].ljust(w1)}  {val:>9}  {mark}")
+    n_pass = sum(g["passed"] is True for g in goals)
+    n_fail = sum(g["passed"] is False for g in goals)
     lines.append(f"{n_pass} passed, {n_fail} failed, {len(goals) - n_pass - n_fail} not "
                  "measurable here")
     return "\n".join(lines)
@@ -177,7 +169,7 @@ def write_json(results: dict, path: str) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
-        json.dump(results, f, indent=2, default=_json_default)
+        json.dump(results, f, indent=1, default=_json_default)
         f.write("\n")
     os.replace(tmp, path)
 
@@ -187,63 +179,3 @@ def _json_default(o):
         return float(o)
     except (TypeError, ValueError):
         return str(o)
-
-
-_COLORS = {NUMPY: "#4c72b0", EAGER: "#dd8452", COMPILED: "#c44e52", TORCH: "#55a868",
-           TORCH_COMPILE: "#8172b3", JAX: "#937860", COPY: "#8c8c8c", NUMBA: "#da8bc3"}
-
-
-def write_png(results: dict, path: str) -> str | None:
-    """Bar chart, one panel per workload.  Returns None, or why no chart was written."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except Exception as e:  # noqa: BLE001
-        return f"matplotlib not importable ({type(e).__name__}); no chart"
-    panels = [(k, w) for k, w in results["workloads"].items()
-              if any(c["status"] == "ok" for c in w["impls"].values())]
-    if not panels:
-        return "nothing measured; no chart"
-    ncols = 3
-    nrows = (len(panels) + ncols - 1) // ncols
-    fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.4 * nrows), squeeze=False)
-    for ax in axes.flat[len(panels):]:
-        ax.axis("off")
-    for ax, (key, w) in zip(axes.flat, panels):
-        names, vals, colors, labels = [], [], [], []
-        for impl in IMPLS:
-            c = w["impls"].get(impl)
-            if c is None or c["status"] != "ok":
-                continue
-            names.append(HEADERS[impl])
-            vals.append(c["seconds"])
-            colors.append(_COLORS[impl])
-            labels.append(fmt_time(c["seconds"]) +
-                          (" (!)" if c.get("check", "ok") not in ("ok", None) else ""))
-        scale, unit = _unit(max(vals))
-        y = list(range(len(names)))[::-1]
-        ax.barh(y, [v * scale for v in vals], color=colors)
-        ax.set_yticks(y, names, fontsize=8)
-        for yi, v, lab in zip(y, vals, labels):
-            ax.text(v * scale, yi, " " + lab, va="center", fontsize=7)
-        ax.set_xlim(0, max(vals) * scale * 1.35)
-        ax.set_xlabel(unit, fontsize=8)
-        ax.set_title(w["title"], fontsize=9)
-        ax.tick_params(axis="x", labelsize=7)
-    meta = results.get("meta", {})
-    fig.suptitle(f"dyngraph benchmarks ({'quick' if meta.get('quick') else 'full'} run, "
-                 f"{meta.get('cpu', '')}, lower is better)", fontsize=10)
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return None
-
-
-def _unit(v: float):
-    if v < 1e-3:
-        return 1e6, "µs"
-    if v < 1.0:
-        return 1e3, "ms"
-    return 1.0, "s"

@@ -18,13 +18,13 @@ import warnings
 import numpy as np
 
 from eager import autograd
+from eager import random as _random
 from eager._state import STATE
 from eager.nn.module import STRUCTURE_EPOCH
-from eager.ops.factory import generator
 from eager.tensor import Tensor
 
 from . import log, tiers
-from .capture import GraphBreak, Tracer
+from .capture import GradOf, GraphBreak, Tracer
 from .check import checked_replay, snapshot
 from .codegen import compile_graph
 from .explain import Explanation
@@ -125,7 +125,7 @@ class CompiledFunction:
                 if k:  # the variant that matched goes first: one precondition check next time
                     entry.insert(0, entry.pop(k))
                 if self.check:
-                    rng, before = generator().bit_generator.state, snapshot(tensors, pre)
+                    rng, before = _random.snapshot(), snapshot(tensors, pre)
                 try:
                     path, outs = variant.run(tensors)
                 except Exception as e:  # nothing visible happened yet: eager is safe
@@ -275,6 +275,8 @@ class CompiledFunction:
             raise GraphBreak("; ".join(tracer.unsupported))
 
         def ref(t):  # an argument of this call, or an object the trace holds on to
+            if isinstance(t, GradOf):
+                return ("grad", ref(t.leaf))
             for i, a in enumerate(tensors):
                 if a is t:
                     return ("arg", i)
@@ -283,6 +285,9 @@ class CompiledFunction:
         writebacks = list(tracer.writebacks.values())
         wb_specs = []  # a tensor written in place that now hangs in the graph (x.add_(w))
         for t, _ in writebacks:
+            if isinstance(t, GradOf):
+                wb_specs.append(None)
+                continue
             if t.requires_grad and t.grad_fn is not None and rg.get(id(t)):
                 raise GraphBreak("an in-place write to an input that requires grad")
             wb_specs.append(_output_backward(tracer, t, diff_tensors))

@@ -57,6 +57,15 @@ def user_frame_line() -> str | None:
     return None
 
 
+class GradOf:
+    """The ``.grad`` of a leaf, as the target of an in-place write-back."""
+
+    __slots__ = ("leaf",)
+
+    def __init__(self, leaf):
+        self.leaf = leaf
+
+
 class GraphBreak(Exception):
     """Raised inside tracing only when ``fullgraph=True``."""
 
@@ -83,6 +92,7 @@ class Tracer:
         self.alias_root: dict[int, int] = {}   # id(view array) -> id(root array)
         self.stale: set = set()                # array ids made stale by in-place on an alias
         self.memory: dict = {}                 # id(memory root) -> first input array over it
+        self.grad_origin: dict = {}            # id(array of a .grad read at entry) -> leaf
         self.n_guards = 0
         self.has_backward = False
         self.has_random = False
@@ -210,6 +220,9 @@ class Tracer:
         src = self.origin.get(id(arr))
         if src is not None:
             self.writebacks[id(src)] = (src, v)
+        leaf = self.grad_origin.get(id(arr))
+        if leaf is not None:  # a .grad that existed before the call, changed in place
+            self.writebacks[("grad", id(leaf))] = (GradOf(leaf), v)
 
     def on_grad_get(self, leaf: Tensor) -> None:
         if id(leaf) in self.grad_shadow:
@@ -221,12 +234,15 @@ class Tracer:
         else:
             v = self.new_value(g._data)
             self.bind(g._data, v)
+            self.grad_origin[id(g._data)] = leaf
             self.grad_inputs.append((leaf, v))
             self.grad_shadow[id(leaf)] = (leaf, v)
 
     def on_grad_set(self, leaf: Tensor, value) -> None:
-        v = None if value is None else self.value_of(value)
-        self.grad_shadow[id(leaf)] = (leaf, v, "written")
+        if value is not None:
+            self.value_of(value)
+        # the tensor, not its value now: an in-place write to it later in the call counts
+        self.grad_shadow[id(leaf)] = (leaf, value, "written")
 
     def on_backward(self) -> None:
         if self.phase == "forward":
@@ -242,7 +258,8 @@ class Tracer:
     # -- result ------------------------------------------------------------------------
     def grad_writes(self) -> list:
         """(leaf, Value or None) for each ``.grad`` the function assigned."""
-        return [(e[0], e[1]) for e in self.grad_shadow.values() if len(e) == 3]
+        return [(e[0], None if e[1] is None else self.vals[id(e[1]._data)])
+                for e in self.grad_shadow.values() if len(e) == 3]
 
     def graph(self, outputs: list) -> Graph:
         ins = self.inputs + [v for _, v in self.lifted] + [v for _, v in self.grad_inputs]

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from eager import random as _random
 from eager.autograd.node import Node
 from eager.dispatch import copy_into, dispatch
 from eager.ops.base import A, Op
-from eager.ops.factory import generator
 from eager.tensor import Tensor
 
 from .ir import Const, Graph, Guard, GuardFailed, Value
@@ -250,8 +250,14 @@ class _Fails(Op):
 
 
 def resolve(ref, tensors) -> Tensor:
-    """The tensor a reference names for this call: ``("arg", i)`` or ``("obj", tensor)``."""
-    return tensors[ref[1]] if ref[0] == "arg" else ref[1]
+    """The tensor a reference names for this call: ``("arg", i)``, ``("obj", tensor)``, or
+    ``("grad", ref)`` (the current ``.grad`` of the tensor ``ref`` names)."""
+    kind = ref[0]
+    if kind == "arg":
+        return tensors[ref[1]]
+    if kind == "grad":
+        return resolve(ref[1], tensors)._grad
+    return ref[1]
 
 
 def build(spec, outs, tensors):
@@ -297,7 +303,7 @@ class Variant:
         state = None
         while True:
             if path.has_random and state is None:
-                state = generator().bit_generator.state
+                state = _random.snapshot()  # every generator: a failed replay may have drawn
             try:
                 outs = path.program.fn(*path.arrays(tensors))
                 self.last = path
@@ -306,7 +312,7 @@ class Variant:
                 prefix = path.outcomes[:e.index] + (e.seen,)
                 nxt = self.tree.get(prefix)
                 if state is not None:
-                    generator().bit_generator.state = state
+                    _random.restore(state)
                 if nxt is None or nxt is path:
                     return None, (path, e.index, e.seen)
                 path = nxt

@@ -28,9 +28,20 @@ from .fn.linalg import *
 from .fn.elementwise import abs, pow, round
 from .fn.reduce import sum
 from .factories import *
+from .fn.random import *
+from . import random
+from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
+                     seed, set_rng_state)
 from . import methods as _methods
 from .dispatch import dispatch
+from . import distributed  # before nn: nn.parallel builds on it; never imports mpi4py
 from . import nn, optim, viz
+from . import utils
+from . import linalg, distributions
+from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, conv3d,
+                            conv_transpose1d, conv_transpose2d, conv_transpose3d,
+                            cosine_similarity, max_pool1d, max_pool2d, max_pool3d,
+                            pairwise_distance)
 from .serialization import load, save
 from . import cuda
 from .dlpack import from_dlpack

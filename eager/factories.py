@@ -1,5 +1,7 @@
 """Tensor factories: ``tensor``, ``from_numpy``, ``zeros``, ``ones``, ``full``, ``empty``,
-``arange``, ``linspace``, ``eye``, ``rand``, ``randn``, ``randint`` and the ``*_like`` forms.
+``arange``, ``linspace``, ``eye``, ``rand``, ``randn``, ``randint``, ``randperm`` and the
+``*_like`` forms.  Random factories draw from ``generator=`` (an :class:`eager.Generator`;
+None: the default generator, seeded by :func:`eager.manual_seed`).
 
 Python floats become float32, ints int64, bools bool; a NumPy array keeps its dtype.
 """
@@ -16,7 +18,7 @@ from .dispatch import dispatch
 from .fn.args import norm_shape
 from .methods import to_device
 from .ops import factory as _f
-from .ops.factory import initial_seed, manual_seed  # noqa: F401  (re-exported)
+from .random import check as _check_generator
 from .tensor import Tensor, host
 from .tensor import device as _device_cls
 
@@ -180,19 +182,24 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _finish(t, requires_grad)
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     on = _on(device)
-    t = dispatch(_f.Rand, shape=norm_shape(size, "rand"), dtype=_float_dtype(dtype), **on)
+    g = _check_generator(generator, "rand")
+    t = dispatch(_f.Rand, shape=norm_shape(size, "rand"), dtype=_float_dtype(dtype), generator=g,
+                 **on)
     return _finish(t, requires_grad)
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     on = _on(device)
-    t = dispatch(_f.Randn, shape=norm_shape(size, "randn"), dtype=_float_dtype(dtype), **on)
+    g = _check_generator(generator, "randn")
+    t = dispatch(_f.Randn, shape=norm_shape(size, "randn"), dtype=_float_dtype(dtype),
+                 generator=g, **on)
     return _finish(t, requires_grad)
 
 
-def randint(low, high=None, size=None, *, dtype=None, device=None, generator=None) -> Tensor:
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False) -> Tensor:
     on = _on(device)
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
@@ -203,8 +210,22 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, generator=Non
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
+    g = _check_generator(generator, "randint")
     return dispatch(_f.Randint, low=int(low), high=int(high), shape=norm_shape(tuple(size)),
-                    dtype=_dt.DEFAULT_INT.np if dtype is None else _dt.to_numpy(dtype), **on)
+                    dtype=_dt.DEFAULT_INT.np if dtype is None else _dt.to_numpy(dtype),
+                    generator=g, **on)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype``)."""
+    on = _on(device)
+    n = int(n)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    g = _check_generator(generator, "randperm")
+    t = dispatch(_f.Randperm, n=n, dtype=_dt.DEFAULT_INT.np if dtype is None
+                 else _dt.to_numpy(dtype), generator=g, **on)
+    return _finish(t, requires_grad)
 
 
 def _like(fn):
@@ -230,6 +251,10 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
                 requires_grad=requires_grad)
 
 
-def randint_like(input, low, high=None, *, dtype=None, device=None) -> Tensor:
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
+def randint_like(input, low, high=None, *, generator=None, dtype=None, device=None,
+                 requires_grad=False) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), generator=generator,
+                   dtype=dtype or input.dtype,
                    device=input.device if device is None else device)

@@ -137,6 +137,14 @@ def _inplace_method(f, name, ufunc=None):
     return m
 
 
+def _fill_method(f, name):
+    def m(self, *args, **kwargs):
+        return inplace(self, f(self, *args, **kwargs), name)
+    m.__name__ = name
+    m.__doc__ = f.__doc__
+    return m
+
+
 # Tensor attributes a function of the same name must not replace
 _KEEP = {"size", "numel", "dim", "shape", "dtype", "ndim"}
 
@@ -173,6 +181,8 @@ def _install():
                 setattr(T, name, getattr(mod, name))
         for name, uf in mod.INPLACE.items():
             setattr(T, name + "_", _inplace_method(getattr(mod, name), name + "_", uf))
+        for name, f in getattr(mod, "FILLS", {}).items():  # x.normal_(): x := f(x, ...)
+            setattr(T, name, _fill_method(f, name))
 
 
 _install()

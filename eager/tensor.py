@@ -27,7 +27,7 @@ class Tensor:
     """
 
     __slots__ = ("_data", "requires_grad", "_grad", "grad_fn", "_version", "_base",
-                 "_retains_grad", "_hooks", "__weakref__")
+                 "_retains_grad", "_hooks", "_post_accumulate_hooks", "__weakref__")
     __array_priority__ = 1000  # ndarray (op) Tensor defers to Tensor's reflected op
 
     def __init__(self, *args, device=None):
@@ -64,6 +64,7 @@ class Tensor:
         self._base = None
         self._retains_grad = False
         self._hooks = None
+        self._post_accumulate_hooks = None
         if STATE.tracer is not None and version[0] == 0 and not (
                 len(args) == 1 and isinstance(args[0], Tensor)):
             STATE.tracer.on_new_tensor(self)
@@ -154,6 +155,7 @@ class Tensor:
         t._base = None
         t._retains_grad = False
         t._hooks = None
+        t._post_accumulate_hooks = None
         return t
 
     # -- autograd -------------------------------------------------------------------
@@ -216,6 +218,24 @@ class Tensor:
         if self._hooks is None:
             self._hooks = []
         return _HookHandle(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` after a backward has accumulated this leaf's gradient into
+        ``.grad`` (PyTorch's name).  The engine accumulates a leaf as soon as every gradient
+        flowing into it has arrived, so the hook runs while the rest of the backward is
+        still to come (``DistributedDataParallel`` starts its all-reduces from here).
+        Returns a handle with ``remove()``."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        if STATE.tracer is not None:
+            STATE.tracer.on_unsupported("register_post_accumulate_grad_hook inside a compiled "
+                                        "function")
+        if self._post_accumulate_hooks is None:
+            self._post_accumulate_hooks = []
+        return _HookHandle(self._post_accumulate_hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
                  inputs=None) -> None:

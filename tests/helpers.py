@@ -48,3 +48,33 @@ def gradcheck(fn, *arrays, atol=1e-6, rtol=1e-5, eps=1e-6):
 def to_torch(x, requires_grad=False):
     import torch
     return torch.tensor(np.asarray(x), requires_grad=requires_grad)
+
+
+def check_like_torch(ours, theirs, *arrays, rtol=1e-7, atol=1e-9, **kwargs):
+    """Call ``ours(*tensors, **kwargs)`` and ``theirs(*torch_tensors, **kwargs)`` on the
+    same float64 ``arrays``; assert equal shapes and values, then equal gradients of every
+    array for the same random projection of the output.  Tuple results (values, indices)
+    compare every element; only the first is differentiated."""
+    import torch
+    ti = [torch.tensor(np.asarray(a), requires_grad=np.asarray(a).dtype.kind == "f")
+          for a in arrays]
+    ei = [eager.tensor(np.asarray(a), requires_grad=np.asarray(a).dtype.kind == "f")
+          for a in arrays]
+    eo, to = ours(*ei, **kwargs), theirs(*ti, **kwargs)
+    eos = eo if isinstance(eo, tuple) else (eo,)
+    tos = to if isinstance(to, tuple) else (to,)
+    assert len(eos) == len(tos)
+    for e, t in zip(eos, tos):
+        assert tuple(e.shape) == tuple(t.shape), (tuple(e.shape), tuple(t.shape))
+        np.testing.assert_allclose(e._data, t.detach().numpy(), rtol=rtol, atol=atol)
+    if not eos[0].requires_grad:
+        return eo
+    w = np.random.default_rng(7).standard_normal(tuple(tos[0].shape))
+    (eos[0] * eager.tensor(w)).sum().backward()
+    (tos[0] * torch.tensor(w)).sum().backward()
+    for i, (e, t) in enumerate(zip(ei, ti)):
+        if t.grad is None:
+            continue
+        np.testing.assert_allclose(e.grad._data, t.grad.numpy(), rtol=rtol, atol=atol,
+                                   err_msg=f"gradient of argument {i}")
+    return eo

@@ -31,7 +31,8 @@ MAX_ELEMENTS = 4096
 
 def _foldable_op(op) -> bool:
     """A registered eager op (not IR-only) that is deterministic."""
-    return OPS.get(getattr(op, "name", None)) is op and not getattr(op, "random", False)
+    return OPS.get(getattr(op, "name", None)) is op and not getattr(op, "random", False) \
+        and not getattr(op, "effect", False)
 
 
 def _uniform(n: Node):

@@ -3,8 +3,9 @@
 Two nodes are equal when they have the same op, the same inputs (the same Values after
 earlier replacements; Python scalars of the same type and value — ``1``, ``1.0`` and
 ``True`` differ, and so do ``0.0`` and ``-0.0``) and equal params.  Never merged: random
-ops (each draws fresh numbers), guards (checks, no value), nodes whose params cannot be
-compared (anything but literals, dtypes, tuples of them and small arrays), and two nodes
+ops (each draws fresh numbers), guards (checks, no value), ops with an effect (two equal
+all-reduces are two collectives the other ranks take part in), nodes whose params cannot
+be compared (anything but literals, dtypes, tuples of them and small arrays), and two nodes
 that are both graph outputs — the caller would get one array twice where eager gave two
 independent tensors (an in-place write to one would show in the other).  ``Const`` nodes
 merge when their arrays have the same dtype, shape and bytes.
@@ -16,7 +17,8 @@ import math
 
 import numpy as np
 
-from ..ir import Graph, Guard, Node, Value
+from ..ir import Graph, Node, Value
+from .dce import has_effect
 
 _MAX_CONST_BYTES = 1 << 16   # larger constants are compared by identity only
 
@@ -52,7 +54,7 @@ def _key(x):
 
 def node_key(n: Node):
     """A hashable key equal for equal nodes, or None when ``n`` must not be merged."""
-    if n.op is Guard or getattr(n.op, "random", False) or n.out is None:
+    if n.out is None or has_effect(n):
         return None
     try:
         ins = tuple(("v", a.id) if type(a) is Value else _key(a)

@@ -1,7 +1,9 @@
 """Dead-code elimination: drop nodes whose value no output or guard needs.
 
-Guards and random ops are kept: a guard is a check, and a random op advances the
-generator, which eager did too (so ``manual_seed`` reproduces compiled runs).
+Guards, random ops and ops with an effect are kept: a guard is a check, a random op
+advances the generator, which eager did too (so ``manual_seed`` reproduces compiled runs),
+and an op with an effect (``Op.effect``: a collective) acts outside the process — the
+other ranks wait for it.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from ..ir import Graph, Guard, Value
 
 
 def has_effect(node) -> bool:
-    return node.op is Guard or getattr(node.op, "random", False)
+    op = node.op
+    return op is Guard or getattr(op, "random", False) or getattr(op, "effect", False)
 
 
 def dce(graph: Graph) -> Graph:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import types
 
+import numpy as np
+
 from eager.tensor import Tensor
 
 from . import callables as C
@@ -314,11 +316,11 @@ def load_attr(obs, st, frame, base: Prov, obj, name: str) -> Prov:
         return UNKNOWN
     if isinstance(obj, Tensor):
         return DET  # tensor metadata and methods: the trace sees tensors itself
-    if base.fresh:
-        return DET
     key = (id(obj), name)
     if key in obs.written:
         return obs.written[key]
+    if base.fresh:  # (an instance dict, an array's view, belong to their object)
+        return FRESH if name == "__dict__" or isinstance(obj, np.ndarray) else DET
     if obs.is_module(obj):
         found, value = _module_attr(obs, obj, name)
         if found or name in obj.__dict__:
@@ -369,6 +371,7 @@ def load_attr(obs, st, frame, base: Prov, obj, name: str) -> Prov:
         obs.guard(Missing(src, covered, where(frame)))
         return DET
     st.finish = _TakeChild(DET)
+    st.hints.append((obj, base))
     return DET
 
 
@@ -497,9 +500,12 @@ def _load_item(obs, st, frame, cont_p, cont, key_p, key) -> Prov:
             isinstance(getattr(t, "__class_getitem__", None), types.MethodType):
         obs.consume(key_p, key, "use", frame)
         st.finish = _TakeChild(DET)
+        st.hints.append((cont, cont_p))
         return DET
     obs.consume(cont_p, cont, "content", frame)
     obs.consume(key_p, key, "content", frame)
+    if isinstance(cont, np.ndarray) and cont_p.fresh:
+        return FRESH  # an element or view of an array made during the call
     return DET
 
 
@@ -567,19 +573,26 @@ def _binary_op(obs, st, frame, ins):
     if inplace and not a_p.fresh and isinstance(a, (list, dict, set, bytearray)):
         raise _unsure(f"changes a {type(a).__name__} made before the call with "
                       f"{ins.argrepr}")
-    st.stack.append(_result(provs))
+    st.stack.append(_result(provs, real))
     st.finish = _TakeChild(DET)
+    st.hints.extend(zip(real, provs))
 
 
-def _result(provs) -> Prov:
-    return DET if all(p.det for p in provs) else UNKNOWN
+def _result(provs, values=()) -> Prov:
+    if not all(p.det for p in provs):
+        return UNKNOWN
+    if any(isinstance(v, np.ndarray) for v in values) and all(
+            p.fresh or not isinstance(v, np.ndarray) for p, v in zip(provs, values)):
+        return FRESH  # NumPy arithmetic on arrays made during the call
+    return DET
 
 
 @_op("COMPARE_OP", "CONTAINS_OP")
 def _compare(obs, st, frame, ins):
-    provs, _ = _operands(obs, st, frame, 2, "content")
+    provs, real = _operands(obs, st, frame, 2, "content")
     st.stack.append(Prov(_result(provs).det, True))
     st.finish = _TakeChild(DET)
+    st.hints.extend(zip(real, provs))
 
 
 @_op("IS_OP")
@@ -590,8 +603,8 @@ def _is_op(obs, st, frame, ins):
 
 @_op("UNARY_POSITIVE", "UNARY_NEGATIVE", "UNARY_INVERT")
 def _unary(obs, st, frame, ins):
-    provs, _ = _operands(obs, st, frame, 1, "content")
-    st.stack.append(_result(provs))
+    provs, real = _operands(obs, st, frame, 1, "content")
+    st.stack.append(_result(provs, real))
     st.finish = _TakeChild(DET)
 
 
@@ -705,6 +718,7 @@ def _get_iter(obs, st, frame, ins):
     obs.consume(p, v, "content", frame)
     st.stack.append(Prov(p.det, True))
     st.finish = _TakeChild(DET)
+    st.hints.append((v, p))
 
 
 @_op("FOR_ITER")
@@ -771,20 +785,38 @@ class _Call:
     """Finish of a call: pops the callable and arguments, pushes the result."""
 
     __slots__ = ("callee", "arg_provs", "kwnames", "npop", "fresh_callee", "new_object",
-                 "result", "call")
+                 "result", "call", "obs")
 
-    def __init__(self, callee, arg_provs, kwnames, npop, fresh_callee, new_object, result):
+    def __init__(self, callee, arg_provs, kwnames, npop, fresh_callee, new_object, result,
+                 obs=None):
         self.callee, self.arg_provs, self.kwnames = callee, arg_provs, kwnames
         self.npop, self.fresh_callee, self.new_object = npop, fresh_callee, new_object
         self.result = result
         self.call = self
+        self.obs = obs
 
     def __call__(self, st, off):
         del st.stack[-self.npop:]
-        if self.new_object or st.child is None:
+        if self.new_object or st.child is None or self.result is FRESH:
             st.stack.append(self.result)
         else:
             st.stack.append(st.child)
+        callee = self.callee
+        if self.obs is not None and isinstance(callee, types.FunctionType) and \
+                callee.__code__.co_flags & _CO_GENERATORS:
+            # a generator runs its first step later, from wherever it is iterated: bind
+            # its parameters now
+            gen = peek.stack(st.frame)[-1]
+            frame = getattr(gen, "gi_frame", None) or getattr(gen, "cr_frame", None)
+            if frame is not None:
+                from .observer import bind_params
+                self.obs.gen_params[frame] = (bind_params(callee.__code__, self, callee),
+                                              self.fresh_callee)
+                st.stack[-1] = FRESH
+
+
+_OURS = ("eager", "compiler", "runtime")
+_CO_GENERATORS = 0x20 | 0x80 | 0x200  # generator, coroutine, async generator
 
 
 @_op("CALL")
@@ -834,11 +866,28 @@ def _call_finish(obs, st, frame, fn_p, fn, arg_provs, args, kwnames, npop, star=
     if isinstance(fn, types.MethodType):
         arg_provs = [Prov(True, None)] + list(arg_provs)
     if isinstance(func, types.FunctionType) or _is_python_callable(fn):
+        result = DET
         if isinstance(func, types.FunctionType) and _trusted_function(obs, func):
             for p, v in zip(arg_provs, args):
                 obs.consume(p, v, "content", frame)
-        return _Call(func, arg_provs, tuple(kwnames), npop, fresh_callee, False, DET)
+            if _numpy_callable(func):
+                _numpy_writes(func, args, arg_provs, kwnames, frame)
+            if _numpy_callable(func) and all(p.fresh or _no_state(v)
+                                             for p, v in zip(arg_provs, args)):
+                result = FRESH  # a NumPy result over new arrays only
+        return _Call(func, arg_provs, tuple(kwnames), npop, fresh_callee, False, result, obs)
+    if (getattr(fn, "__module__", None) or "").split(".", 1)[0] in _OURS:
+        # eager's own callables wrapped in C (functools.lru_cache...): trusted like its code
+        for p, v in zip(arg_provs, args):
+            obs.consume(p, v, "content", frame)
+        return _Call(None, arg_provs, tuple(kwnames), npop, False, False, DET)
+    if fn is next and args:
+        if not arg_provs[0].fresh:
+            raise _unsure("advances an iterator made before the call (next)")
+        return _Call(None, arg_provs, tuple(kwnames), npop, False, False, DET)
     kind = C.classify(fn)
+    if _numpy_callable(fn):
+        _numpy_writes(fn, args, arg_provs, kwnames, frame)
     if kind == C.PURE:
         return _call_pure(obs, frame, fn, arg_provs, args, kwnames, npop)
     if kind == C.MUTATES_SELF:
@@ -908,7 +957,40 @@ def _call_pure(obs, frame, fn, arg_provs, args, kwnames, npop):
         obs.consume(owner_p, owner, "content", frame)
     result = FRESH if C.returns_new(fn) or (fn is iter and args and not hasattr(
         type(args[0]), "__next__")) else DET
+    if result is DET and _numpy_callable(fn) and all(
+            p.fresh or _no_state(v) for p, v in zip(arg_provs, args)):
+        owner = getattr(fn, "__self__", None)
+        if not isinstance(owner, np.ndarray) or \
+                _owner_prov(obs.states[frame], len(args)).fresh:
+            result = FRESH  # a NumPy result over new arrays only: nothing made before
     return _Call(None, arg_provs, tuple(kwnames), npop, False, True, result)
+
+
+def _no_state(v) -> bool:
+    """Arguments a NumPy function cannot return (a view of) as they are: anything but an
+    array (lists, scalars, types and dtypes are copied into new arrays)."""
+    return not isinstance(v, np.ndarray)
+
+
+def _numpy_writes(fn, args, arg_provs, kwnames, frame) -> None:
+    """NumPy calls that write into an argument (``ufunc.at``, ``out=``) may only write into
+    arrays made during the call."""
+    targets = []
+    if getattr(fn, "__name__", None) == "at" and isinstance(getattr(fn, "__self__", None),
+                                                            np.ufunc):
+        targets.append(0)
+    if "out" in kwnames:
+        targets.append(len(args) - len(kwnames) + list(kwnames).index("out"))
+    for i in targets:
+        if i < len(args) and not arg_provs[i].fresh:
+            raise _unsure("writes into a NumPy array made before the call")
+
+
+def _numpy_callable(fn) -> bool:
+    mod = getattr(fn, "__module__", None) or ""
+    return mod.startswith("numpy") or isinstance(fn, np.ufunc) or isinstance(
+        getattr(fn, "__self__", None), (np.ufunc, np.ndarray)) or \
+        getattr(getattr(fn, "__objclass__", None), "__module__", "").startswith("numpy")
 
 
 def _owner_prov(st, argc):
@@ -974,6 +1056,7 @@ def _before_with(obs, st, frame, ins):
     st.stack.append(FRESH)   # the bound __exit__
     st.stack.append(DET)     # what __enter__ returned
     st.finish = _TakeChild(DET)
+    st.hints.append((mgr, p))
 
 
 @_op("WITH_EXCEPT_START")

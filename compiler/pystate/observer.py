@@ -55,7 +55,8 @@ class FrameState:
     """What the observer knows about one frame: its stack and variables' provenance."""
 
     __slots__ = ("frame", "code", "instrs", "handlers", "stack", "locals", "cells", "finish",
-                 "kwnames", "child", "func", "fresh_func", "parent", "ret", "yielded", "exc")
+                 "kwnames", "child", "func", "fresh_func", "parent", "ret", "yielded", "exc",
+                 "hints")
 
     def __init__(self, frame, parent):
         self.frame = frame
@@ -73,6 +74,8 @@ class FrameState:
         self.ret: Prov | None = None         # what RETURN_VALUE / YIELD_VALUE handed back
         self.yielded = False
         self.exc = False                     # an exception is unwinding through this frame
+        self.hints: list = []                # (object, Prov) an instruction hands to the
+        #                                      Python code it runs (self of __enter__, ...)
 
 
 _CODE_INFO: dict = {}
@@ -103,6 +106,7 @@ class Observer:
         self.written: dict = {}      # (id(obj), key) -> Prov of what this call stored there
         self.mutated: set = set()    # ids of containers this call changed
         self.owned: set = set()      # ids of dicts a Module owns (module epoch covers them)
+        self.gen_params: dict = {}   # generator frame -> its parameters' provenance
         self.keep: list = []         # objects guards and effects refer to stay alive
         self._idents: set = set()
         self._started = False
@@ -180,18 +184,19 @@ class Observer:
 
     def _watch(self, frame) -> bool:
         code = frame.f_code
-        if code in self._async or code.co_name == "__del__":
+        if code in self._async or code.co_name == "__del__" or code in _op_codes():
             return False
         if not trusted_file(code.co_filename):
             # a library helper called by eager's own code belongs to that code
             return frame.f_back in self.states or not library_file(code.co_filename) \
                 or not self._started
-        # eager's own code is trusted, except methods of nn.Module objects (they read the
-        # module's Python state); attribute access of modules is read at LOAD_ATTR instead
-        if code.co_argcount and code.co_varnames[0] == "self" and \
-                code.co_name not in _NOT_WATCHED_METHODS:
-            return isinstance(frame.f_locals.get("self"), self.module_cls)
-        return False
+        # eager's own code is trusted, except where the module layer (eager/nn) handles a
+        # Module (its methods, and helpers given one): that code reads the module's Python
+        # state.  Module attribute access itself is read at LOAD_ATTR instead.
+        if not _module_layer(code.co_filename) or code.co_name in _NOT_WATCHED_METHODS:
+            return False
+        f_locals = frame.f_locals
+        return any(isinstance(f_locals.get(n), self.module_cls) for n in _param_names(code))
 
     def _enter(self, st: FrameState, frame) -> None:
         code = frame.f_code
@@ -202,11 +207,21 @@ class Observer:
         if not self._started and code is self.root_code:
             self._started = True
             st.locals = self._root_params(params, frame.f_locals)
+        elif frame in self.gen_params:  # a generator's first step: bound when it was made
+            st.locals, st.fresh_func = self.gen_params.pop(frame)
         elif call is not None:
             st.fresh_func = call.fresh_callee
             st.locals = _bind(code, params, call, st.func)
         else:  # called from eager's code or from C: what it passes on is determined
             st.locals = {n: DET for n in params}
+            if parent is not None and parent.hints:  # a dunder method run by an instruction
+                f_locals = frame.f_locals
+                for n in params:
+                    v = f_locals.get(n)
+                    for obj, prov in parent.hints:
+                        if obj is v:
+                            st.locals[n] = prov
+                            break
         for n in _star_params(code):  # *args and **kwargs are made by the call
             if st.locals.get(n, DET).det:
                 st.locals[n] = FRESH
@@ -259,6 +274,7 @@ class Observer:
             fin, st.finish = st.finish, None
             fin(st, off)
         st.child = None
+        st.hints = []
         ins = st.instrs.get(off)
         while ins is not None and ins.opname == "EXTENDED_ARG":
             # the instruction it extends runs without an event of its own
@@ -324,8 +340,11 @@ class Observer:
             return
         if not prov.det:
             raise Unsure("uses a value whose origin the compiler lost track of")
-        if prov.fresh or is_immutable_value(value) or isinstance(value, Tensor):
-            return
+        if prov.fresh or is_immutable_value(value) or isinstance(value, (Tensor, tuple,
+                                                                           frozenset)):
+            return  # (a tuple's items are guarded where they are used)
+        if prov.source is not None and _in_key(prov.source):
+            return  # arguments' contents are part of the call's key
         if id(value) in self.mutated:
             return  # its items are what this call made them
         t = type(value)
@@ -386,6 +405,42 @@ def _is_container(t) -> bool:
     return issubclass(t, (list, tuple, dict, set, frozenset))
 
 
+_NN_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.realpath(__file__)))), "eager", "nn") + os.sep
+_MODULE_LAYER: dict = {}
+
+
+def _module_layer(filename: str) -> bool:
+    t = _MODULE_LAYER.get(filename)
+    if t is None:
+        t = _MODULE_LAYER[filename] = os.path.realpath(filename).startswith(_NN_DIR)
+    return t
+
+
+def _in_key(src) -> bool:
+    while hasattr(src, "item"):
+        src = src.base
+    return isinstance(src, Arg)
+
+
+_OP_CODES: dict = {}
+
+
+def _op_codes() -> set:
+    """Code of every op's forward and backward (eager's op classes, and ones users define):
+    called by dispatch with arrays, they are eager's machinery, not Python state."""
+    from eager.ops.base import OPS
+    if _OP_CODES.get("n") != len(OPS):
+        codes = set()
+        for op in OPS.values():
+            for fn in (op.forward, op.backward):
+                code = getattr(fn, "__code__", None)
+                if code is not None:
+                    codes.add(code)
+        _OP_CODES["n"], _OP_CODES["codes"] = len(OPS), codes
+    return _OP_CODES["codes"]
+
+
 def _rooted_at_arg(src) -> bool:
     while hasattr(src, "base"):
         src = src.base
@@ -417,6 +472,15 @@ def _star_params(code) -> list:
     if code.co_flags & _CO_VARKEYWORDS:
         out.append(code.co_varnames[n])
     return out
+
+
+def bind_params(code, call, func) -> dict:
+    """Provenance of a (generator) function's parameters from a call of it."""
+    provs = _bind(code, _param_names(code), call, func)
+    for n in _star_params(code):
+        if provs.get(n, DET).det:
+            provs[n] = FRESH
+    return provs
 
 
 def _bind(code, params, call, func) -> dict:

@@ -10,6 +10,13 @@ Two ways to run the same derivative formulas (see :mod:`eager.ops.base`):
 
 Order is deterministic: nodes are counted by an explicit-stack DFS, then processed
 when all their consumers have sent their gradients (no recursion, no sets).
+
+Leaves are counted the same way: a leaf's gradient is accumulated into ``.grad`` as soon
+as the last node that sends it one has run (as PyTorch's ``AccumulateGrad``), then its
+post-accumulate hooks run (``Tensor.register_post_accumulate_grad_hook``) while the rest
+of the backward is still to come.  :func:`queue_callback` runs a function when the
+current backward has finished (``DistributedDataParallel`` starts all-reduces from the
+hooks and waits for them in such a callback).
 """
 
 from __future__ import annotations
@@ -22,6 +29,17 @@ from ..tensor import Tensor
 from .node import DEVICE_NODES, Node
 
 _ndarray = np.ndarray
+
+_callbacks: list | None = None  # while a backward runs: functions to call at its end
+
+
+def queue_callback(callback) -> None:
+    """Call ``callback()`` once the backward now running has finished (after every leaf's
+    ``.grad`` is written), as PyTorch's ``Variable._execution_engine.queue_callback``.
+    Callbacks run in the order queued; one may queue another."""
+    if _callbacks is None:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _callbacks.append(callback)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -65,6 +83,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
+    global _callbacks
+    outer, _callbacks = _callbacks, []
+    try:
+        return _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture)
+    finally:
+        _callbacks = outer
+
+
+def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture):
     if retain_graph is None:
         retain_graph = create_graph
     tracing = STATE.tracer is not None
@@ -121,17 +148,24 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
     # dependency counts: how many edges point at each node from nodes we will run
     useful = None if inputs is None else _useful_nodes(list(node_buf), want_nodes, want_leaves)
     deps: dict = {}
+    # id(leaf) -> gradients still to come, when leaves are accumulated as they complete
+    leaf_deps: dict | None = None if capture else {}
     stack = [n for n in node_buf]
     seen = set(map(id, stack))
     while stack:
         n = stack.pop()
+        sends = leaf_deps is not None and (useful is None or useful.get(n))
         for nx in n.next:
-            if type(nx) is Node and (useful is None or nx in useful):
-                deps[nx] = deps.get(nx, 0) + 1
-                if id(nx) not in seen:
-                    seen.add(id(nx))
-                    stack.append(nx)
+            if type(nx) is Node:
+                if useful is None or nx in useful:
+                    deps[nx] = deps.get(nx, 0) + 1
+                    if id(nx) not in seen:
+                        seen.add(id(nx))
+                        stack.append(nx)
+            elif nx is not None and sends:
+                leaf_deps[id(nx)] = leaf_deps.get(id(nx), 0) + 1
     ready = [n for n in node_buf if n not in deps]
+    finish = _LeafFinisher(quiet, as_tensors, create_graph, want_leaves)
 
     prev_mode = STATE.grad_enabled
     if not create_graph:
@@ -161,45 +195,74 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
                 if nx is None:
                     continue
                 gi = grads[i]
-                if gi is None:
-                    continue
-                arr = gi._data if as_tensors else gi
-                if arr.shape != shapes[i]:
-                    gi = F.sum_to(gi, shape=shapes[i])
-                if arr.dtype is not dtypes[i] and arr.dtype != dtypes[i]:
-                    gi = F.cast(gi, dtype=dtypes[i])
+                if gi is not None:
+                    arr = gi._data if as_tensors else gi
+                    if arr.shape != shapes[i]:
+                        gi = F.sum_to(gi, shape=shapes[i])
+                    if arr.dtype is not dtypes[i] and arr.dtype != dtypes[i]:
+                        gi = F.cast(gi, dtype=dtypes[i])
                 if type(nx) is Node:
-                    if useful is not None and nx not in useful:
+                    if gi is None or (useful is not None and nx not in useful):
                         continue
                     prev = node_buf.get(nx)
                     node_buf[nx] = gi if prev is None else F.add(prev, gi)
                     deps[nx] -= 1
                     if deps[nx] == 0:
                         ready.append(nx)
-                else:
+                    continue
+                key = id(nx)
+                if gi is not None:
                     if not as_tensors and (gi is g or type(gi) is not _ndarray
                                            or gi.base is not None):
                         gi = np.array(gi)  # take ownership: g may be shared elsewhere
-                    entry = leaf_buf.get(id(nx))
+                    entry = leaf_buf.get(key)
                     if entry is None:
-                        leaf_buf[id(nx)] = [nx, gi]
+                        leaf_buf[key] = [nx, gi]
                     else:
                         entry[1] = F.add(entry[1], gi)
-        # leaves
+                if leaf_deps is not None:
+                    left = leaf_deps[key] - 1
+                    leaf_deps[key] = left
+                    if left == 0 and key in leaf_buf:  # its last gradient has arrived
+                        finish(key, *leaf_buf.pop(key))
+        # leaves not finished yet: roots that are leaves, or every leaf when capturing
         for key, (leaf, gl) in leaf_buf.items():
-            if leaf._hooks and not quiet:
-                gl = _call_hooks(leaf._hooks, gl, as_tensors)
             if capture:
+                if leaf._hooks and not quiet:
+                    gl = _call_hooks(leaf._hooks, gl, as_tensors)
                 k = want_leaves.get(key)
                 if k is not None:
                     captured[k] = gl if as_tensors else Tensor._make(np.asarray(gl))
                 continue
-            if want_leaves is not None and key not in want_leaves:
-                continue
-            _accumulate(leaf, gl, as_tensors, create_graph)
+            finish(key, leaf, gl)
+        while _callbacks:
+            _callbacks.pop(0)()
     finally:
         STATE.grad_enabled = prev_mode
     return captured
+
+
+class _LeafFinisher:
+    """Accumulate one leaf's total gradient: its hooks, ``.grad``, post-accumulate hooks."""
+
+    __slots__ = ("quiet", "as_tensors", "create_graph", "want_leaves")
+
+    def __init__(self, quiet, as_tensors, create_graph, want_leaves):
+        self.quiet = quiet
+        self.as_tensors = as_tensors
+        self.create_graph = create_graph
+        self.want_leaves = want_leaves
+
+    def __call__(self, key, leaf, gl) -> None:
+        if self.want_leaves is not None and key not in self.want_leaves:
+            return
+        if leaf._hooks and not self.quiet:
+            gl = _call_hooks(leaf._hooks, gl, self.as_tensors)
+        _accumulate(leaf, gl, self.as_tensors, self.create_graph)
+        post = leaf._post_accumulate_hooks
+        if post and not self.quiet:
+            for hook in list(post):
+                hook(leaf)
 
 
 def _useful_nodes(roots, want_nodes, want_leaves) -> dict:

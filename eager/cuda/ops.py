@@ -489,8 +489,15 @@ def _on_host(op):
     return impl
 
 
+def _no_cpu_generator(generator) -> None:
+    if generator is not None:
+        raise RuntimeError("Expected a 'cuda' device type for generator but found 'cpu' (CUDA "
+                           "random ops draw from eager.cuda's generator: eager.cuda.manual_seed)")
+
+
 def _random(name, *extra):
-    def impl(shape, dtype, device=None, **params):
+    def impl(shape, dtype, device=None, generator=None, **params):
+        _no_cpu_generator(generator)
         out = CudaArray.empty(shape, dtype)
         n = out.size
         seed, offset = GENERATOR.take(n)
@@ -510,7 +517,8 @@ def _random_module():
     return mod
 
 
-def _randint(low, high, shape, dtype, device=None):
+def _randint(low, high, shape, dtype, device=None, generator=None):
+    _no_cpu_generator(generator)
     out = CudaArray.empty(shape, dtype)
     n = out.size
     seed, offset = GENERATOR.take(n)

@@ -1,6 +1,8 @@
 """Public op functions, one module per op family.  Each module lists in ``METHODS`` the
-functions bound as Tensor methods and in ``INPLACE`` the ones with a ``name_`` form."""
+functions bound as Tensor methods and in ``INPLACE`` the ones with a ``name_`` form; an
+optional ``FILLS`` maps in-place method names (``normal_``) to functions whose result is
+written into the tensor."""
 
-from . import elementwise, index, linalg, reduce, shape
+from . import elementwise, index, linalg, random, reduce, shape
 
-FAMILIES = [elementwise, reduce, shape, linalg, index]
+FAMILIES = [elementwise, reduce, shape, linalg, index, random]

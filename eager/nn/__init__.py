@@ -1,7 +1,7 @@
 """``eager.nn``: modules, parameters, layers, losses, ``functional`` and ``init``, with
 PyTorch's names and behaviour."""
 
-from . import functional, init  # noqa: F401
+from . import functional, init, parallel, utils  # noqa: F401
 from .activation import (  # noqa: F401
                          ELU,
                          GELU,
@@ -15,21 +15,42 @@ from .activation import (  # noqa: F401
                          Tanh,
 )
 from .attention import MultiheadAttention  # noqa: F401
-from .container import ModuleDict, ModuleList, Sequential  # noqa: F401
+from .container import (  # noqa: F401
+                         ModuleDict,
+                         ModuleList,
+                         ParameterDict,
+                         ParameterList,
+                         Sequential,
+)
+from .conv import *  # noqa: F403 (Conv1d/2d/3d, ConvTranspose1d/2d/3d)
+from .distance import *  # noqa: F403 (CosineSimilarity, PairwiseDistance)
+from .fold import *  # noqa: F403 (Fold, Unfold)
 from .layers import Bilinear, Dropout, Embedding, Flatten, Identity, Linear, Unflatten  # noqa: F401
 from .loss import (  # noqa
                          BCELoss,
                          BCEWithLogitsLoss,
                          CrossEntropyLoss,
                          HuberLoss,
+                         KLDivLoss,
                          L1Loss,
                          MSELoss,
                          NLLLoss,
                          SmoothL1Loss,
 )
 from .module import Module  # noqa: F401
-from .normalization import BatchNorm1d, LayerNorm  # noqa: F401
+from .normalization import (  # noqa: F401
+                         BatchNorm1d,
+                         BatchNorm2d,
+                         BatchNorm3d,
+                         GroupNorm,
+                         InstanceNorm1d,
+                         InstanceNorm2d,
+                         InstanceNorm3d,
+                         LayerNorm,
+)
+from .padding import *  # noqa: F403 (ZeroPad, ConstantPad, ReflectionPad, ...)
 from .parameter import Parameter  # noqa: F401
+from .pooling import *  # noqa: F403 (MaxPool, AvgPool, AdaptiveAvgPool, AdaptiveMaxPool)
 from .recurrent import GRU, LSTM, RNN, RNNBase  # noqa: F401
 from .rnn import GRUCell, LSTMCell, RNNCell  # noqa: F401
 from .transformer import (  # noqa: F401
@@ -39,3 +60,4 @@ from .transformer import (  # noqa: F401
                          TransformerEncoder,
                          TransformerEncoderLayer,
 )
+from .upsampling import *  # noqa: F403 (Upsample, UpsamplingNearest2d, ...)

@@ -14,24 +14,36 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._state import STATE
-from ..autograd.grad_mode import no_grad
 from ..dispatch import dispatch
 from ..fn import elementwise as _ew
 from ..fn import linalg as _la
 from ..fn import reduce as _red
-from ..fn import shape as _shape
 from ..fn.index import gather as _gather
 from ..fn.index import index_select as _index_select
 from ..fn.reduce import sum as _sum
 from ..ops import factory as _fac
 from ..ops import loss as _loss
 from ..ops import shape as _shp
+from .fn import conv as _conv_fns
+from .fn import distance as _distance_fns
+from .fn import loss as _loss_fns
+from .fn import normalization as _norm_fns
+from .fn import pooling as _pool_fns
+from .fn import vision as _vision_fns
+from .fn.conv import *  # noqa: F403 (convolution, unfold/fold)
+from .fn.distance import *  # noqa: F403 (normalize, cosine_similarity, pairwise_distance)
+from .fn.loss import *  # noqa: F403 (kl_div)
+from .fn.normalization import *  # noqa: F403 (batch_norm, group_norm, instance_norm)
+from .fn.pooling import *  # noqa: F403 (max/avg/adaptive pooling)
+from .fn.vision import *  # noqa: F403 (pad, interpolate, upsample)
 
-__all__ = ["batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+__all__ = ["bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "cross_entropy", "dropout", "elu", "embedding", "gelu", "huber_loss", "l1_loss",
            "layer_norm", "leaky_relu", "linear", "log_softmax", "mse_loss", "nll_loss", "one_hot",
-           "pad", "relu", "relu_", "sigmoid", "silu", "smooth_l1_loss", "softmax", "softplus",
+           "relu", "relu_", "sigmoid", "silu", "smooth_l1_loss", "softmax", "softplus",
            "tanh"]
+__all__ += (_conv_fns.__all__ + _distance_fns.__all__ + _loss_fns.__all__ + _norm_fns.__all__
+            + _pool_fns.__all__ + _vision_fns.__all__)
 
 
 def _reshape(x, shape):
@@ -179,42 +191,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     return out
 
 
-def batch_norm(input, running_mean, running_var, weight=None, bias=None,
-               training: bool = False, momentum: float = 0.1, eps: float = 1e-5):
-    nd = input.ndim
-    if nd < 2:
-        raise ValueError(f"batch_norm: expected at least 2D input (got {nd}D input)")
-    C = input.shape[1]
-    shape = (1, C) + (1,) * (nd - 2)
-    if training:
-        dims = (0,) + tuple(range(2, nd))
-        n = input.numel() // C if C else 0
-        if n <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input "
-                             f"size {list(input.shape)}")
-        mu = _mean(input, dims)
-        xc = _ew.sub(input, mu)
-        var = _mean(_ew.mul(xc, xc), dims)
-        if running_mean is not None and running_var is not None:
-            with no_grad():
-                m = 0.0 if momentum is None else momentum
-                running_mean.mul_(1.0 - m).add_(_ew.mul(_reshape(mu, (C,)), m))
-                running_var.mul_(1.0 - m).add_(_ew.mul(_reshape(var, (C,)), m * n / (n - 1)))
-        out = _ew.mul(xc, _ew.rsqrt(_ew.add(var, eps)))
-    else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("batch_norm: running_mean and running_var must be given when "
-                               "training=False")
-        inv = _reshape(_ew.rsqrt(_ew.add(running_var, eps)), shape)
-        out = _ew.mul(_ew.sub(input, _reshape(running_mean, shape)), inv)
-    if weight is not None:
-        out = _ew.mul(out, _reshape(weight, shape))
-    if bias is not None:
-        out = _ew.add(out, _reshape(bias, shape))
-    return out
-
-
-# -- embedding / one_hot / pad ----------------------------------------------------------
+# -- embedding / one_hot ----------------------------------------------------------
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False):
@@ -245,38 +222,6 @@ def one_hot(tensor, num_classes: int = -1):
     from ..factories import arange
     eq = _ew.eq(_reshape(tensor, tuple(tensor.shape) + (1,)), arange(num_classes))
     return _ew.cast(eq, _dt.int64)
-
-
-def pad(input, pad, mode: str = "constant", value=None):
-    """Constant padding (``pad`` lists (left, right) pairs from the last dimension back);
-    negative amounts crop."""
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported (only 'constant')")
-    if len(pad) % 2 or len(pad) // 2 > input.ndim:
-        raise RuntimeError("Padding length must be divisible by 2 and at most twice the "
-                           "number of dimensions of the input")
-    from ..factories import full
-    value = 0 if value is None else value
-    out = input
-    for i in range(len(pad) // 2):
-        d = input.ndim - 1 - i
-        lo, hi = int(pad[2 * i]), int(pad[2 * i + 1])
-        if lo < 0 or hi < 0:
-            start = max(-lo, 0)
-            length = out.shape[d] - start - max(-hi, 0)
-            out = _shape.narrow(out, d, start, length)
-        parts = []
-        for amount in (lo, hi):
-            if amount > 0:
-                shp = list(out.shape)
-                shp[d] = amount
-                parts.append(full(tuple(shp), value, dtype=out.dtype))
-            else:
-                parts.append(None)
-        seq = [t for t in (parts[0], out, parts[1]) if t is not None]
-        if len(seq) > 1:
-            out = _shape.cat(seq, d)
-    return out
 
 
 # -- losses -----------------------------------------------------------------------------

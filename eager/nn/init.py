@@ -2,7 +2,7 @@
 
 Each runs under ``no_grad`` and writes into the tensor through the in-place path
 (version bump; a tracer sees it).  Random values come from the factory ops, i.e. the
-generator :func:`eager.manual_seed` seeds.
+generator passed as ``generator=`` (default: the one :func:`eager.manual_seed` seeds).
 """
 
 from __future__ import annotations
@@ -47,14 +47,14 @@ def calculate_gain(nonlinearity: str, param=None) -> float:
 def uniform_(tensor, a: float = 0.0, b: float = 1.0, generator=None):
     from ..factories import rand
     with no_grad():
-        r = rand(*tensor.shape, dtype=tensor.dtype)
+        r = rand(*tensor.shape, dtype=tensor.dtype, generator=generator)
         return _write(tensor, _ew.add(_ew.mul(r, b - a), a), "uniform_")
 
 
 def normal_(tensor, mean: float = 0.0, std: float = 1.0, generator=None):
     from ..factories import randn
     with no_grad():
-        r = randn(*tensor.shape, dtype=tensor.dtype)
+        r = randn(*tensor.shape, dtype=tensor.dtype, generator=generator)
         return _write(tensor, _ew.add(_ew.mul(r, std), mean), "normal_")
 
 
@@ -102,13 +102,13 @@ def xavier_uniform_(tensor, gain: float = 1.0, generator=None):
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     a = math.sqrt(3.0) * std
-    return uniform_(tensor, -a, a)
+    return uniform_(tensor, -a, a, generator)
 
 
 def xavier_normal_(tensor, gain: float = 1.0, generator=None):
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    return normal_(tensor, 0.0, std)
+    return normal_(tensor, 0.0, std, generator)
 
 
 def kaiming_uniform_(tensor, a: float = 0, mode: str = "fan_in",
@@ -119,7 +119,7 @@ def kaiming_uniform_(tensor, a: float = 0, mode: str = "fan_in",
     fan = _calculate_correct_fan(tensor, mode)
     std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
     bound = math.sqrt(3.0) * std
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor, a: float = 0, mode: str = "fan_in",
@@ -129,4 +129,4 @@ def kaiming_normal_(tensor, a: float = 0, mode: str = "fan_in",
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
-    return normal_(tensor, 0.0, std)
+    return normal_(tensor, 0.0, std, generator)

@@ -1,7 +1,10 @@
-"""Normalization layers: ``LayerNorm`` and ``BatchNorm1d`` (running statistics, momentum
-or cumulative averaging, train/eval behaviour as PyTorch)."""
+"""Normalization layers: ``LayerNorm``, ``BatchNorm1d/2d/3d`` (running statistics, momentum
+or cumulative averaging, train/eval behaviour as PyTorch), ``InstanceNorm1d/2d/3d`` and
+``GroupNorm``."""
 
 from __future__ import annotations
+
+import warnings
 
 from .. import dtypes as _dt
 from ..factories import empty, ones, zeros
@@ -10,7 +13,8 @@ from . import init
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["BatchNorm1d", "LayerNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d",
+           "InstanceNorm2d", "InstanceNorm3d", "LayerNorm"]
 
 
 class LayerNorm(Module):
@@ -47,7 +51,9 @@ class LayerNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
-class _BatchNorm(Module):
+class _NormBase(Module):
+    """Parameters (``weight``, ``bias``), running statistics and repr shared by batch and
+    instance normalization (PyTorch's ``_NormBase``)."""
     _version = 2
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
@@ -95,6 +101,13 @@ class _BatchNorm(Module):
     def _check_input_dim(self, input) -> None:
         raise NotImplementedError
 
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
     def forward(self, input):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
@@ -108,11 +121,6 @@ class _BatchNorm(Module):
                             self.running_var if use_buffers else None, self.weight, self.bias,
                             bn_training, factor, self.eps)
 
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, bias={self.bias is not None}, "
-                f"track_running_stats={self.track_running_stats}")
-
 
 class BatchNorm1d(_BatchNorm):
     """Batch normalization over ``(N, C)`` or ``(N, C, L)`` input."""
@@ -120,3 +128,106 @@ class BatchNorm1d(_BatchNorm):
     def _check_input_dim(self, input) -> None:
         if input.ndim not in (2, 3):
             raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalization over ``(N, C, H, W)`` input: statistics per channel over the
+    batch and both spatial dimensions."""
+
+    def _check_input_dim(self, input) -> None:
+        if input.ndim != 4:
+            raise ValueError(f"expected 4D input (got {input.ndim}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    def _check_input_dim(self, input) -> None:
+        if input.ndim != 5:
+            raise ValueError(f"expected 5D input (got {input.ndim}D input)")
+
+
+class _InstanceNorm(_NormBase):
+    """Per-sample, per-channel normalization over the spatial dimensions; unbatched input
+    (one dimension less) is accepted.  Defaults differ from batch norm: no affine
+    parameters and no running statistics."""
+    _nsp = 0
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
+                 affine: bool = False, track_running_stats: bool = False, device=None,
+                 dtype=None, *, bias: bool = True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias=bias)
+
+    def _check_input_dim(self, input) -> None:
+        n = self._nsp
+        if input.ndim not in (n + 1, n + 2):
+            raise ValueError(f"expected {n + 1}D or {n + 2}D input (got {input.ndim}D input)")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        unbatched = self._nsp + 1
+        feature_dim = input.ndim - unbatched
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match "
+                                 f"num_features ({self.num_features}), but got: "
+                                 f"{input.shape[feature_dim]}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You "
+                          "can silence this warning by not passing in num_features, which is "
+                          "not used because affine=False", stacklevel=2)
+        x = input.unsqueeze(0) if input.ndim == unbatched else input
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                              self.training or not self.track_running_stats,
+                              self.momentum if self.momentum is not None else 0.0, self.eps)
+        return out.squeeze(0) if input.ndim == unbatched else out
+
+
+class InstanceNorm1d(_InstanceNorm):
+    _nsp = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalization over ``(N, C, H, W)`` (or unbatched ``(C, H, W)``) input."""
+    _nsp = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    _nsp = 3
+
+
+class GroupNorm(Module):
+    """Normalize groups of ``num_channels // num_groups`` channels of each sample; per
+    channel affine parameters (``weight`` ones, ``bias`` zeros)."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
+                 affine: bool = True, device=None, dtype=None, *, bias: bool = True):
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups "
+                             f"({num_groups})")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if affine:
+            self.weight = Parameter(empty(num_channels, dtype=dtype))
+            if bias:
+                self.bias = Parameter(empty(num_channels, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
+                f"affine={self.affine}, bias={self.bias is not None}")

@@ -34,6 +34,7 @@ class Parameter(Tensor):
         t._base = None
         t._retains_grad = False
         t._hooks = None
+        t._post_accumulate_hooks = None
         return t
 
     def __init__(self, data=None, requires_grad: bool = True):

@@ -2,14 +2,17 @@
 
 from . import (  # noqa: F401
     base,
+    decomp,
     device,
     elementwise,
     factory,
     index,
     linalg,
     loss,
+    pad,
     recurrent,
     reduce,
     shape,
+    window,
 )
 from .base import OPS, A, Op, T  # noqa: F401

@@ -76,6 +76,7 @@ class Op(metaclass=_OpMeta):
     view = False               # the output shares memory with argument 0
     elementwise = False        # output[i] depends only on inputs[i] (after broadcasting)
     random = False             # draws from the generator: never folded or CSE'd
+    effect = False             # acts outside the process (a collective): kept on every replay
     data_dependent_shape = False  # output shape depends on values (nonzero): not traceable
     ufunc = None               # NumPy ufunc for true in-place application, when exact
     any_device = False         # the forward takes storage of any device (to(device), const)

@@ -14,6 +14,7 @@ import numpy as np
 from ..dtypes import floating, result_type
 from .base import OUT, Op
 from .scalarexpr import BOOL, I64
+from .special import erf as _erf
 
 _F32 = np.dtype(np.float32)
 
@@ -468,23 +469,13 @@ class Erf(FloatUnary):
 
     def forward(a):
         a = _float(a)
-        return _erf(a).astype(a.dtype, copy=False)
+        return _erf(a)  # vectorized; equals math.erf rounded to a's dtype
 
     def backward(F, g, saved, node):
         a = saved[0]
         return (F.mul(g, F.mul(F.exp(F.neg(F.mul(a, a))), 2.0 / math.sqrt(math.pi))),)
 
     scalar = device_math("erf")
-
-
-_erf_ufunc = None
-
-
-def _erf(a: np.ndarray) -> np.ndarray:
-    global _erf_ufunc
-    if _erf_ufunc is None:
-        _erf_ufunc = np.frompyfunc(math.erf, 1, 1)
-    return np.asarray(_erf_ufunc(a), dtype=a.dtype)
 
 
 # -- activations ------------------------------------------------------------------------

@@ -6,8 +6,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cuda.random import GENERATOR as CUDA_GENERATOR
+from ..random import default_generator
 from .base import Op
+
+
+def _rng(generator) -> np.random.Generator:
+    return (default_generator if generator is None else generator)._rng
+
+
+def generator() -> np.random.Generator:
+    """The default generator's NumPy generator (to save and restore every generator's
+    state, use ``eager.random.snapshot``/``restore``)."""
+    return default_generator._rng
 
 
 class Factory(Op):
@@ -36,30 +46,40 @@ class Eye(Factory):
 
 
 class RandomOp(Factory):
+    """Draws from the op parameter ``generator`` (an :class:`eager.Generator`; None or absent:
+    the default generator, one object for the whole process).  Being a parameter, it is
+    recorded in a compiled trace, which draws from the same generator object on every
+    replay."""
+
     abstract = True
     random = True
 
 
 class Rand(RandomOp):
-    def forward(shape, dtype):
-        return generator().random(shape, dtype=np.float64).astype(dtype, copy=False)
+    def forward(shape, dtype, generator=None):
+        return _rng(generator).random(shape, dtype=np.float64).astype(dtype, copy=False)
 
 
 class Randn(RandomOp):
-    def forward(shape, dtype):
-        return generator().standard_normal(shape, dtype=np.float64).astype(dtype, copy=False)
+    def forward(shape, dtype, generator=None):
+        return _rng(generator).standard_normal(shape, dtype=np.float64).astype(dtype, copy=False)
 
 
 class Randint(RandomOp):
-    def forward(low, high, shape, dtype):
-        return generator().integers(low, high, size=shape).astype(dtype, copy=False)
+    def forward(low, high, shape, dtype, generator=None):
+        return _rng(generator).integers(low, high, size=shape).astype(dtype, copy=False)
+
+
+class Randperm(RandomOp):
+    def forward(n, dtype, generator=None):
+        return _rng(generator).permutation(n).astype(dtype, copy=False)
 
 
 class Bernoulli(RandomOp):
-    """Keep-mask for dropout: 1 with probability ``p``, as ``dtype``."""
+    """1 with probability ``p`` (a Python float), as ``dtype``: dropout's keep-mask."""
 
-    def forward(shape, p, dtype):
-        return (generator().random(shape) < p).astype(dtype)
+    def forward(shape, p, dtype, generator=None):
+        return (_rng(generator).random(shape) < p).astype(dtype)
 
 
 def device_params(like) -> dict:
@@ -71,22 +91,52 @@ def device_params(like) -> dict:
     return {"device": like.device.type}
 
 
-class _Gen:
-    gen = np.random.default_rng()
-    seed = None
+class BernoulliTensor(RandomOp):
+    """1 where a uniform draw falls below ``probs`` (same shape and dtype as ``probs``)."""
+
+    def forward(probs, generator=None):
+        if probs.size and not ((probs >= 0) & (probs <= 1)).all():
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+        return (_rng(generator).random(probs.shape) < probs).astype(probs.dtype)
 
 
-def generator() -> np.random.Generator:
-    return _Gen.gen
+class Multinomial(RandomOp):
+    """Category indices drawn from the rows of ``probs`` (1-D or 2-D, unnormalized), with or
+    without replacement (without: exponential race, i.e. top-k of ``log p - log E``, which
+    draws categories one after another in proportion to the remaining mass)."""
+
+    def forward(probs, num_samples, replacement, generator=None):
+        rng = _rng(generator)
+        p = probs.astype(np.float64).reshape(-1, probs.shape[-1]) if probs.ndim else probs
+        if not np.isfinite(p).all() or (p < 0).any():
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        total = p.sum(axis=-1, keepdims=True)
+        if (total <= 0).any():
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        if replacement:
+            cdf = np.cumsum(p / total, axis=-1)
+            cdf[:, -1] = 1.0
+            u = rng.random((p.shape[0], num_samples))
+            out = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)])
+            out = np.minimum(out, p.shape[-1] - 1)
+        else:
+            e = rng.standard_exponential(p.shape)
+            with np.errstate(divide="ignore"):
+                keys = np.log(p) - np.log(e)
+            out = np.argsort(-keys, axis=-1, kind="stable")[:, :num_samples]
+        out = out.astype(np.int64)
+        return out.reshape(num_samples) if probs.ndim == 1 else out
 
 
-def manual_seed(seed: int):
-    """Seed the generator every random op draws from (eager and compiled alike)."""
-    _Gen.gen = np.random.default_rng(int(seed))
-    _Gen.seed = int(seed)
-    CUDA_GENERATOR.seed(int(seed))   # as PyTorch: one seed for every device
-    return _Gen
+class Normal(RandomOp):
+    """Samples of N(mean, std²) for broadcast ``mean``/``std`` (arrays or Python floats)."""
 
+    promotes = True
 
-def initial_seed() -> int:
-    return _Gen.seed
+    def forward(mean, std, generator=None):
+        if isinstance(std, np.ndarray) and not (std >= 0).all():
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+        shape = np.broadcast_shapes(np.shape(mean), np.shape(std))
+        dtype = np.result_type(mean, std)
+        z = _rng(generator).standard_normal(shape).astype(dtype, copy=False)
+        return (mean + std * z).astype(dtype, copy=False)

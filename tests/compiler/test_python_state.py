@@ -385,3 +385,111 @@ def test_exception_raised_and_caught_mid_trace():
         if i == 4:
             o.missing = 100.0
         _same(cf(x), f(x), f"call {i}")
+
+
+# -- regressions from integrating other parts --------------------------------------------------
+
+@pytest.mark.regression("Module.zero_grad() retraced every call (named_modules' memo set)")
+def test_module_zero_grad_inside_replays():
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))
+
+    def step(x):
+        m.zero_grad()
+        loss = m(x).sum()
+        loss.backward()
+        return loss
+
+    cf = compiler.compile(step)
+    x = torch.randn(4, 2)
+    for i in range(5):
+        cf(x)
+    assert cf.stats()["hits"] >= 3
+    for b in m.buffers():
+        pass
+
+
+@pytest.mark.regression("iterating a list argument of new tensors retraced every call")
+def test_iterating_a_list_argument_replays():
+    def f(ts, y):
+        out = y
+        for t in ts:
+            out = out + t
+        return out
+
+    cf = compiler.compile(f)
+    for i in range(5):
+        ts = [torch.ones(2) * i, torch.ones(2)]
+        _same(cf(ts, torch.zeros(2)), f(ts, torch.zeros(2)), f"call {i}")
+    assert cf.stats()["hits"] >= 3
+
+
+@pytest.mark.regression("a @contextmanager block made the function run eagerly")
+def test_contextmanager_block_replays():
+    import contextlib
+    events = []
+
+    @contextlib.contextmanager
+    def scaled(k):
+        yield k * 2
+
+    def f(x):
+        with scaled(3.0) as k:
+            y = x * k
+        return y
+
+    cf = compiler.compile(f)
+    for i in range(4):
+        _same(cf(torch.ones(2)), f(torch.ones(2)), f"call {i}")
+    assert cf.stats()["hits"] >= 2 and not events
+
+
+@pytest.mark.regression("the forward of an op defined outside eager was watched")
+def test_user_defined_op_replays():
+    from eager.dispatch import dispatch
+    from eager.ops.base import Op
+
+    class Cube(Op):
+        name = "test_user_cube"
+        saves = (0,)
+
+        def forward(a):
+            return a * a * a
+
+        def backward(F, g, saved, node):
+            return (F.mul(g, F.mul(F.mul(saved[0], saved[0]), 3.0)),)
+
+    def f(x):
+        return dispatch(Cube, x) + 1
+
+    cf = compiler.compile(f)
+    for i in range(4):
+        _same(cf(torch.ones(2) * i), f(torch.ones(2) * i), f"call {i}")
+    assert cf.stats()["hits"] >= 2
+
+
+@pytest.mark.regression(".grad changed in place after backward was lost on replay")
+def test_grad_changed_in_place_inside_the_function():
+    def make():
+        w = torch.tensor([1.0, 2.0], requires_grad=True)
+
+        def step(x):
+            w.grad = None
+            (w * x).sum().backward()
+            w.grad.mul_(10.0)
+            return w.grad.sum()
+        return step, World(w=w, state=lambda: w.grad.clone())
+    twins(make, args=lambda i: (torch.ones(2) * (i + 1),))
+
+
+def test_existing_grad_changed_in_place_inside_the_function():
+    def make():
+        w = torch.tensor([1.0, 2.0], requires_grad=True)
+        w.grad = torch.ones(2)
+
+        def step(x):
+            w.grad.mul_(0.5)
+            w.grad.add_(x)
+            return w.grad.sum()
+        return step, World(w=w, state=lambda: w.grad.clone())
+    twins(make, args=lambda i: (torch.ones(2) * (i + 1),))

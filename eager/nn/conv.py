@@ -1,0 +1,202 @@
+"""Convolution layers: ``Conv1d/2d/3d`` and ``ConvTranspose1d/2d/3d`` with PyTorch's
+parameters, weight layout, default initialization, ``padding_mode`` and repr."""
+
+from __future__ import annotations
+
+import math
+
+from ..factories import empty
+from . import functional as F
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+           "ConvTranspose3d"]
+
+_PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
+
+
+def _ntuple(x, n: int) -> tuple:
+    if isinstance(x, (tuple, list)):
+        return tuple(x)
+    return (x,) * n
+
+
+class _ConvNd(Module):
+    _functional = None          # F.conv2d, F.conv_transpose2d, ...
+    _nsp = 0
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride, padding,
+                 dilation, transposed: bool, output_padding, groups: int, bias: bool,
+                 padding_mode: str, device=None, dtype=None):
+        super().__init__()
+        n = self._nsp
+        kernel_size, stride, dilation = (_ntuple(v, n) for v in (kernel_size, stride, dilation))
+        if not isinstance(padding, str):
+            padding = _ntuple(padding, n)
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                                 "{'valid', 'same'}")
+            if padding == "same" and any(s != 1 for s in stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError("padding_mode must be one of {'circular', 'replicate', 'reflect', "
+                             f"'zeros'}}, but got padding_mode='{padding_mode}'")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.padding = padding
+        self.dilation = dilation
+        self.transposed = transposed
+        self.output_padding = _ntuple(output_padding, n)
+        self.groups = groups
+        self.padding_mode = padding_mode
+        # F.pad's amounts for padding_mode != 'zeros': last dimension first
+        if isinstance(padding, str):
+            rev = [0, 0] * n
+            if padding == "same":
+                for d, k, i in zip(dilation, kernel_size, range(n - 1, -1, -1)):
+                    total = d * (k - 1)
+                    rev[2 * i], rev[2 * i + 1] = total // 2, total - total // 2
+        else:
+            rev = [p for p in reversed(padding) for _ in range(2)]
+        self._reversed_padding_repeated_twice = rev
+        shape = ((in_channels, out_channels // groups) if transposed
+                 else (out_channels, in_channels // groups)) + kernel_size
+        self.weight = Parameter(empty(*shape, dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(empty(out_channels, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def extra_repr(self) -> str:
+        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+             f"stride={self.stride}")
+        if self.padding != (0,) * len(self.kernel_size):
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * len(self.dilation):
+            s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * len(self.output_padding):
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+class _Conv(_ConvNd):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         False, 0, groups, bias, padding_mode, device, dtype)
+
+    def _conv_forward(self, input, weight, bias):
+        conv = type(self)._functional
+        if self.padding_mode != "zeros":
+            padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return conv(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
+        return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def forward(self, input):
+        return self._conv_forward(input, self.weight, self.bias)
+
+
+class Conv1d(_Conv):
+    """1-D convolution over ``(N, C_in, L)``; weight ``(C_out, C_in / groups, k)``."""
+    _functional = staticmethod(F.conv1d)
+    _nsp = 1
+
+
+class Conv2d(_Conv):
+    """2-D convolution over ``(N, C_in, H, W)``; weight ``(C_out, C_in / groups, kH, kW)``,
+    initialized like PyTorch (Kaiming uniform with ``a = sqrt(5)``).
+
+    >>> nn.Conv2d(1, 8, 3, padding=1)
+    Conv2d(1, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))
+    """
+    _functional = staticmethod(F.conv2d)
+    _nsp = 2
+
+
+class Conv3d(_Conv):
+    _functional = staticmethod(F.conv3d)
+    _nsp = 3
+
+
+class _ConvTranspose(_ConvNd):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 padding_mode: str = "zeros", device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         True, output_padding, groups, bias, padding_mode, device, dtype)
+
+    def _output_padding(self, input, output_size) -> tuple:
+        """The ``output_padding`` that makes the output ``output_size`` (PyTorch's rule)."""
+        if output_size is None:
+            return self.output_padding
+        n = self._nsp
+        non_spatial = 2 if input.ndim == n + 2 else 1
+        output_size = list(output_size)
+        if len(output_size) == non_spatial + n:
+            output_size = output_size[non_spatial:]
+        if len(output_size) != n:
+            raise ValueError(f"ConvTranspose{n}D: for {input.ndim}D input, output_size must have "
+                             f"{n} or {non_spatial + n} elements (got {len(output_size)})")
+        lo, hi = [], []
+        for d in range(n):
+            size = ((input.shape[d + non_spatial] - 1) * self.stride[d] - 2 * self.padding[d]
+                    + self.dilation[d] * (self.kernel_size[d] - 1) + 1)
+            lo.append(size)
+            hi.append(size + self.stride[d] - 1)
+        for size, a, b in zip(output_size, lo, hi):
+            if size < a or size > b:
+                raise ValueError(f"requested an output size of {tuple(output_size)}, but valid "
+                                 f"sizes range from {lo} to {hi} (for an input of "
+                                 f"{input.shape[non_spatial:]})")
+        return tuple(s - a for s, a in zip(output_size, lo))
+
+    def forward(self, input, output_size=None):
+        output_padding = self._output_padding(input, output_size)
+        return type(self)._functional(input, self.weight, self.bias, self.stride, self.padding,
+                                      output_padding, self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTranspose):
+    _functional = staticmethod(F.conv_transpose1d)
+    _nsp = 1
+
+
+class ConvTranspose2d(_ConvTranspose):
+    """Transposed 2-D convolution; weight ``(C_in, C_out / groups, kH, kW)``.  ``forward``
+    takes an optional ``output_size`` that picks the ``output_padding``."""
+    _functional = staticmethod(F.conv_transpose2d)
+    _nsp = 2
+
+
+class ConvTranspose3d(_ConvTranspose):
+    _functional = staticmethod(F.conv_transpose3d)
+    _nsp = 3

@@ -1,0 +1,133 @@
+"""Batch, instance and group normalization with PyTorch's signatures, running-statistics
+updates and error messages.  Composed of reductions and elementwise ops (the compiler
+fuses the elementwise parts); running statistics are updated in place under ``no_grad``.
+"""
+
+from __future__ import annotations
+
+from ...autograd.grad_mode import no_grad
+from ...fn import elementwise as _ew
+from ...fn import reduce as _red
+from .args import reshape, shape_list
+
+__all__ = ["batch_norm", "group_norm", "instance_norm"]
+
+
+def _check_numel(what: str, t, expected: int, repeat: int = 1) -> None:
+    if t is not None and t.numel() != expected:
+        raise RuntimeError(f"{what} should contain {expected * repeat} elements not "
+                           f"{t.numel() * repeat}")
+
+
+def _normalized(x, dims: tuple, eps: float):
+    """``(x - mean) / sqrt(var + eps)`` over ``dims`` and the (biased) mean and variance."""
+    mu = _red.mean(x, dims, True)
+    xc = _ew.sub(x, mu)
+    var = _red.mean(_ew.mul(xc, xc), dims, True)
+    return _ew.mul(xc, _ew.rsqrt(_ew.add(var, eps))), mu, var
+
+
+def _affine(out, weight, bias, shape: tuple):
+    if weight is not None:
+        out = _ew.mul(out, reshape(weight, shape))
+    if bias is not None:
+        out = _ew.add(out, reshape(bias, shape))
+    return out
+
+
+def _update_running(running_mean, running_var, mu, var, momentum, n: int) -> None:
+    """``running = (1 - momentum) * running + momentum * batch`` (the variance unbiased)."""
+    with no_grad():
+        m = 0.0 if momentum is None else momentum
+        running_mean.mul_(1.0 - m).add_(_ew.mul(mu, m))
+        running_var.mul_(1.0 - m).add_(_ew.mul(var, m * n / (n - 1)))
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5):
+    """Normalize each channel (dimension 1) over the batch and spatial dimensions with the
+    batch's statistics (``training``; the running statistics, when given, are updated in
+    place) or with ``running_mean``/``running_var``."""
+    nd = input.ndim
+    if nd < 2:
+        raise ValueError(f"batch_norm: expected at least 2D input (got {nd}D input)")
+    C = input.shape[1]
+    _check_numel("running_mean", running_mean, C)
+    _check_numel("running_var", running_var, C)
+    _check_numel("weight", weight, C)
+    _check_numel("bias", bias, C)
+    shape = (1, C) + (1,) * (nd - 2)
+    if training:
+        dims = (0,) + tuple(range(2, nd))
+        n = input.numel() // C if C else 0
+        if n <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {input.shape!r}")
+        out, mu, var = _normalized(input, dims, eps)
+        if running_mean is not None and running_var is not None:
+            _update_running(running_mean, running_var, reshape(mu, (C,)), reshape(var, (C,)),
+                            momentum, n)
+    else:
+        if running_mean is None:
+            raise RuntimeError("running_mean must be defined in evaluation mode")
+        if running_var is None:
+            raise RuntimeError("running_var must be defined in evaluation mode")
+        inv = reshape(_ew.rsqrt(_ew.add(running_var, eps)), shape)
+        out = _ew.mul(_ew.sub(input, reshape(running_mean, shape)), inv)
+    return _affine(out, weight, bias, shape)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5):
+    """Normalize each channel of each sample over its spatial dimensions.  With
+    ``use_input_stats`` and running statistics given, these are updated with the batch
+    average of the per-sample statistics; without it they normalize instead."""
+    nd = input.ndim
+    if nd < 3:
+        raise ValueError(f"instance_norm: expected input with a batch, a channel and at least "
+                         f"one spatial dimension, got {nd}D input")
+    N, C = input.shape[:2]
+    for what, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        _check_numel(what, t, C, N)
+    shape = (1, C) + (1,) * (nd - 2)
+    dims = tuple(range(2, nd))
+    if use_input_stats:
+        n = input.numel() // (N * C) if N * C else 0
+        if n <= 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input "
+                             f"size {input.shape!r}")
+        out, mu, var = _normalized(input, dims, eps)
+        if running_mean is not None and running_var is not None:
+            _update_running(running_mean, running_var, _red.mean(reshape(mu, (N, C)), 0),
+                            _red.mean(reshape(var, (N, C)), 0), momentum, n)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when "
+                               "use_input_stats is false")
+        inv = reshape(_ew.rsqrt(_ew.add(running_var, eps)), shape)
+        out = _ew.mul(_ew.sub(input, reshape(running_mean, shape)), inv)
+    return _affine(out, weight, bias, shape)
+
+
+def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
+    """Split the channels into ``num_groups`` groups and normalize each group of each
+    sample over its channels and spatial positions; ``weight``/``bias`` are per channel."""
+    nd = input.ndim
+    if nd < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {nd}")
+    N, C = input.shape[:2]
+    if num_groups <= 0 or C % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {shape_list(input)} and "
+                           f"num_groups={num_groups}")
+    for what, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.numel() != C):
+            raise RuntimeError(f"Expected {what} to be a vector of size equal to the number of "
+                               f"channels in input, but got {what} of shape {shape_list(t)} and "
+                               f"input of shape {shape_list(input)}")
+    rest = input.numel() // (N * C) if N * C else 0
+    x = reshape(input, (N, num_groups, (C // num_groups) * rest))
+    out, _, _ = _normalized(x, (2,), eps)
+    out = reshape(out, tuple(input.shape))
+    return _affine(out, weight, bias, (1, C) + (1,) * (nd - 2))

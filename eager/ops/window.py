@@ -1,0 +1,128 @@
+"""Sliding-window ops: ``im2col`` (every window of an ``(N, C, *S)`` array laid out as the
+columns of a matrix) and its adjoint ``col2im`` (columns summed back into place).
+
+Convolution is ``im2col`` + one matmul, transposed convolution one matmul + ``col2im``,
+pooling a reduction over the window axis of ``im2col``, ``unfold``/``fold`` are the two
+ops themselves (:mod:`eager.nn.fn.conv`, :mod:`eager.nn.fn.pooling`).  Each op is the
+other's backward, so every derivative built from them is differentiable again.
+
+Params are canonical, one entry per spatial dimension: ``kernel``, ``dilation`` and
+``stride`` tuples of positive ints, ``padding`` a tuple of ``(lo, hi)`` pairs of ints.  A
+negative amount crops instead of padding (a transposed convolution with
+``output_padding`` and the adjoint of a convolution whose last window stops short of the
+input need it).  Window ``j`` along a dimension starts at ``j * stride - lo`` in input
+coordinates; the number of windows is ``(S + lo + hi - dilation * (kernel - 1) - 1) //
+stride + 1``.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from .base import Op
+
+
+def prod(values) -> int:
+    n = 1
+    for v in values:
+        n *= v
+    return n
+
+
+def span(kernel: int, dilation: int) -> int:
+    """Extent of one (dilated) window."""
+    return dilation * (kernel - 1) + 1
+
+
+def num_windows(size: int, kernel: int, dilation: int, pad: tuple, stride: int) -> int:
+    return (size + pad[0] + pad[1] - span(kernel, dilation)) // stride + 1
+
+
+def window_counts(size: tuple, kernel: tuple, dilation: tuple, padding: tuple,
+                  stride: tuple) -> tuple:
+    return tuple(num_windows(*a) for a in zip(size, kernel, dilation, padding, stride))
+
+
+def _extent(n: int, kernel: int, dilation: int, stride: int) -> int:
+    """Padded length that ``n`` windows cover exactly."""
+    return (n - 1) * stride + span(kernel, dilation)
+
+
+def _shift(src: np.ndarray, lo: tuple, extent: tuple, fill) -> np.ndarray:
+    """``out[..., j] = src[..., j - lo]`` over spatial ``j`` in ``[0, extent)`` (``fill``
+    where that is outside ``src``): padding by ``lo`` and cropping or padding at the end."""
+    spatial = src.shape[2:]
+    if lo == (0,) * len(lo) and spatial == extent:
+        return src
+    dst_key, src_key = [slice(None)] * 2, [slice(None)] * 2
+    for s, l, e in zip(spatial, lo, extent):
+        d0, s0 = max(l, 0), max(-l, 0)
+        n = max(min(s - s0, e - d0), 0)
+        dst_key.append(slice(d0, d0 + n))
+        src_key.append(slice(s0, s0 + n))
+    out = np.full(src.shape[:2] + tuple(extent), fill, dtype=src.dtype)
+    out[tuple(dst_key)] = src[tuple(src_key)]
+    return out
+
+
+def _check_windows(op: str, size, kernel, dilation, padding, stride) -> tuple:
+    counts = window_counts(size, kernel, dilation, padding, stride)
+    if any(c < 1 for c in counts):
+        raise RuntimeError(f"{op}: no complete window fits: input size {tuple(size)}, kernel "
+                           f"{kernel}, dilation {dilation}, padding {padding}, stride {stride}")
+    return counts
+
+
+class Im2col(Op):
+    """``(N, C, *S) -> (N, C * prod(kernel), prod(L))``: row ``c * prod(kernel) + k`` holds
+    kernel offset ``k`` of channel ``c`` for each of the ``L`` windows (PyTorch's
+    ``unfold`` layout).  Positions outside the input read ``fill``."""
+
+    def forward(x, kernel, dilation, padding, stride, fill=0):
+        counts = _check_windows("im2col", x.shape[2:], kernel, dilation, padding, stride)
+        extent = tuple(_extent(*a) for a in zip(counts, kernel, dilation, stride))
+        xp = _shift(x, tuple(p[0] for p in padding), extent, fill)
+        st = xp.strides
+        sp = st[2:]
+        view = as_strided(
+            xp, xp.shape[:2] + tuple(kernel) + counts,
+            st[:2] + tuple(s * d for s, d in zip(sp, dilation))
+            + tuple(s * k for s, k in zip(sp, stride)), writeable=False)
+        n, c = x.shape[:2]
+        return np.reshape(view, (n, c * prod(kernel), prod(counts)))
+
+    def backward(F, g, saved, node):
+        p = node.params
+        return (F.col2im(g, size=node.shapes[0][2:], kernel=p["kernel"], dilation=p["dilation"],
+                         padding=p["padding"], stride=p["stride"]),)
+
+
+class Col2im(Op):
+    """``(N, C * prod(kernel), prod(L)) -> (N, C, *size)``: each column added back at its
+    window's place (overlaps sum); the adjoint of :class:`Im2col`."""
+
+    def forward(cols, size, kernel, dilation, padding, stride):
+        counts = _check_windows("col2im", size, kernel, dilation, padding, stride)
+        n, ck, length = cols.shape
+        kn = prod(kernel)
+        if ck % kn or length != prod(counts):
+            raise RuntimeError(f"col2im: input of shape {cols.shape} does not hold "
+                               f"{prod(counts)} windows of kernel {kernel} over size {size}")
+        c = ck // kn
+        extent = tuple(_extent(*a) for a in zip(counts, kernel, dilation, stride))
+        full = np.zeros((n, c) + extent, dtype=cols.dtype)
+        blocks = cols.reshape((n, c) + tuple(kernel) + counts)
+        head = (slice(None), slice(None))
+        for off in itertools.product(*(range(k) for k in kernel)):
+            dst = tuple(slice(o * d, o * d + (m - 1) * s + 1, s)
+                        for o, d, m, s in zip(off, dilation, counts, stride))
+            full[head + dst] += blocks[head + off]
+        return _shift(full, tuple(-p[0] for p in padding), tuple(size), 0)
+
+    def backward(F, g, saved, node):
+        p = node.params
+        return (F.im2col(g, kernel=p["kernel"], dilation=p["dilation"], padding=p["padding"],
+                         stride=p["stride"], fill=0),)

@@ -1,0 +1,147 @@
+"""erf's eager forward (eager.ops.special.erf, vectorized NumPy) against math.erf.
+
+The compiled tier computes ``dtype(math.erf(float64(x)))`` in its kernels, so eager
+float32/float16 results must be those bits exactly; float64 results are held to 1 ulp
+of math.erf (both are within about half an ulp of the true value), like the other
+transcendentals whose compiled form differs from NumPy's (runtime.mathlib).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import compiler
+import eager
+from eager.nn import functional as F
+from eager.ops.special import erf
+
+_math_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def math_erf(x: np.ndarray) -> np.ndarray:
+    """math.erf on each value (in float64), rounded to x's dtype."""
+    return np.asarray(_math_erf(x.astype(np.float64)), dtype=np.float64).astype(x.dtype)
+
+
+def ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distance in ulps between float64 arrays (-0.0 == +0.0; both nan: 0)."""
+    def ordered(v):
+        i = v.view(np.int64)
+        return np.where(i < 0, -(i & 0x7FFFFFFFFFFFFFFF), i)
+    d = np.abs(ordered(a) - ordered(b)).astype(np.float64)
+    d[np.isnan(a) & np.isnan(b)] = 0
+    d[np.isnan(a) ^ np.isnan(b)] = np.inf
+    return d
+
+
+def dense(dtype) -> np.ndarray:
+    """A dense grid over [-7, 7] (erf is +-1 past 6), random normals, a geometric grid of
+    tiny values down to the smallest subnormal of the dtype, and 300 consecutive floats
+    on each side of every boundary between the implementation's regions."""
+    rng = np.random.default_rng(0)
+    tiny = np.finfo(dtype).smallest_subnormal
+    parts = [np.linspace(-7, 7, 1_400_001), rng.standard_normal(200_000) * 3,
+             np.geomspace(float(tiny), 1, 50_000), -np.geomspace(float(tiny), 1, 50_000)]
+    grid = [p.astype(dtype) for p in parts]
+    for b in np.arange(1.0, 6.5, 0.5, dtype=dtype):
+        below = np.nextafter(np.full(300, b, dtype), dtype(0)) - np.arange(300) * np.spacing(b)
+        above = b + np.arange(300, dtype=dtype) * np.spacing(b)
+        grid += [below.astype(dtype), above.astype(dtype), -above.astype(dtype)]
+    return np.concatenate(grid)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_float32_and_float16_equal_math_erf_rounded(dtype):
+    x = dense(dtype)
+    got, want = erf(x), math_erf(x)
+    assert got.dtype == dtype
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, [(x[i], got[i], want[i]) for i in bad[:5]]
+
+
+def test_float64_within_one_ulp_of_math_erf():
+    x = dense(np.float64)
+    got, want = erf(x), math_erf(x)
+    assert got.dtype == np.float64
+    d = ulps(got, want)
+    i = int(np.argmax(d))
+    assert d[i] <= 1, f"{d[i]} ulp at x={x[i]!r}: {got[i]!r} vs math.erf {want[i]!r}"
+    # odd: erf(-x) == -erf(x) bit for bit
+    assert np.array_equal(erf(-x), -got, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_special_values(dtype):
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 6.0, -6.0, 1e4, -1e4], dtype)
+    got = erf(x)
+    assert np.isnan(got[0])
+    assert got[1:3].tolist() == [1.0, -1.0]
+    assert got[3] == 0 and not np.signbit(got[3])
+    assert got[4] == 0 and np.signbit(got[4])        # -0.0 keeps its sign
+    assert got[5:].tolist() == [1.0, -1.0, 1.0, -1.0]
+
+
+def test_float64_subnormals_round_once():
+    x = np.array([5e-324, 1e-310, 2.2e-308, 1e-300]) * np.array([1, -1, 1, -1])
+    assert np.array_equal(erf(x), math_erf(x))
+
+
+def test_shape_and_empty():
+    x = np.linspace(-3, 3, 24, dtype=np.float32).reshape(2, 3, 4)
+    assert erf(x).shape == (2, 3, 4)
+    assert np.array_equal(erf(x).ravel(), erf(x.ravel()))
+    assert erf(np.zeros((0, 3), np.float32)).shape == (0, 3)
+    assert erf(np.float32(0.5)).shape == ()
+    # longer than one block (the function runs in blocks of 65536 elements)
+    big = np.random.default_rng(1).standard_normal(200_003).astype(np.float32)
+    assert np.array_equal(erf(big), math_erf(big))
+    with pytest.raises(TypeError, match="erf: expected a floating-point array"):
+        erf(np.arange(3))
+
+
+def test_eager_erf_and_gelu_use_it():
+    x = np.linspace(-5, 5, 1001, dtype=np.float32)
+    assert np.array_equal(eager.erf(eager.tensor(x)).numpy(), math_erf(x))
+    assert eager.erf(eager.tensor([1, 2])).dtype == eager.float32   # ints: float32
+    half = np.float32(0.5)
+    want = half * x * (np.float32(1) + math_erf(x * np.float32(1 / math.sqrt(2))))
+    assert np.array_equal(F.gelu(eager.tensor(x)).numpy(), want)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # gelu(-inf) is nan
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_compiled_gelu_exact_and_erf_against_eager(dtype):
+    """float32: the same bits.  float64: the kernels call math.erf, eager is within 1 ulp
+    of it, so erf is within 1 ulp and gelu = x/2 * (1 + erf) within |x| * 2**-53 (1 + erf
+    cancels for large negative x) plus 2 ulp."""
+    def f(x):
+        return F.gelu(x), eager.erf(x * 0.5)
+
+    cf = compiler.compile(f, backend="numba")
+    rng = np.random.default_rng(2)
+    xs = [np.concatenate([rng.standard_normal(5000) * 4, [0.0, -0.0, np.inf, -np.inf, 7.0,
+                                                        -1e-30, 1.0, -1.0]]).astype(dtype)
+          for _ in range(4)]
+    for x in xs[:2]:
+        cf(eager.tensor(x))
+    compiler.wait()   # the fused Numba kernels are built: the next calls run them
+    for x in xs[2:]:
+        (g_gelu, g_erf), (w_gelu, w_erf) = cf(eager.tensor(x)), f(eager.tensor(x))
+        g_gelu, g_erf, w_gelu, w_erf = (t.numpy() for t in (g_gelu, g_erf, w_gelu, w_erf))
+        assert g_gelu.dtype == w_gelu.dtype == g_erf.dtype == w_erf.dtype == dtype
+        assert np.array_equal(np.signbit(g_erf), np.signbit(w_erf))
+        if dtype == np.float32:
+            assert np.array_equal(g_gelu, w_gelu, equal_nan=True)
+            assert np.array_equal(g_erf, w_erf)
+            continue
+        assert ulps(g_erf, w_erf).max() <= 1
+        with np.errstate(invalid="ignore"):
+            tol = 2 * np.spacing(np.abs(w_gelu)) + np.abs(x) * 2.0 ** -53
+            ok = (np.abs(g_gelu - w_gelu) <= tol) | (g_gelu == w_gelu)
+        assert (ok | (np.isnan(g_gelu) & np.isnan(w_gelu))).all()
+    s = cf.stats()
+    assert s["traces"] == 1 and s["hits"] == 3, s   # the first call traced, the rest replayed
+    assert "math.erf" in str(cf.explain())
