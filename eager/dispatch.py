@@ -25,6 +25,12 @@ _make = Tensor._make
 
 
 def dispatch(op, *args, **params):
+    tracer = STATE.tracer
+    if tracer is not None and tracer.has_syms:  # dynamic scalars: compute on their values
+        traced_args = args
+        args, params = tracer.unwrap(args, params)
+    else:
+        traced_args = args
     arrays = []
     rg = False
     on_device = False
@@ -57,8 +63,8 @@ def dispatch(op, *args, **params):
     if rg and STATE.grad_enabled and op.differentiable and out.dtype.kind == "f":
         t.requires_grad = True
         t.grad_fn = Node(op, args, params, t)
-    if STATE.tracer is not None:
-        STATE.tracer.record(op, args, params, t)
+    if tracer is not None:
+        tracer.record(op, traced_args, params, t)
     return t
 
 

@@ -563,14 +563,25 @@ class TestTraceLimit:
         assert cf.stats()["hits"] == hits + 2
         assert "max_traces=2 reached" in str(cf.explain())
 
-    def test_scalar_argument_that_keeps_changing(self, backend):
+    def test_scalar_argument_that_keeps_changing_becomes_an_input(self, backend):
         def f(x, k):
             return x * k
 
         cf = compile(f, backend=backend, max_traces=3)
-        with pytest.warns(CompileWarning, match=r"arg 1 \(k\)"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", CompileWarning)
             for k in range(10):
                 assert_same(cf(torch.ones(2), k), f(torch.ones(2), k))
+        assert cf.stats()["traces"] == 2 and cf.stats()["hits"] == 8
+
+    def test_string_argument_that_keeps_changing(self, backend):
+        def f(x, name):
+            return x * len(name)
+
+        cf = compile(f, backend=backend, max_traces=3)
+        with pytest.warns(CompileWarning, match=r"arg 1 \(name\)"):
+            for k in range(10):
+                assert_same(cf(torch.ones(2), "a" * k), f(torch.ones(2), "a" * k))
         assert cf.stats()["traces"] == 3
 
     def test_warning_names_the_branch_that_keeps_changing(self, backend):
