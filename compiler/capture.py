@@ -257,6 +257,23 @@ class Tracer:
                                None, where))
         self.n_guards += 1
 
+    def on_item(self, t: Tensor, value):
+        """``t.item()``.  Called from the user's code (a watched frame), the number stays
+        the trace's: a dynamic scalar computed by the graph, so a value that only flows
+        into arithmetic, the result or stored state needs no guard (an ``if`` on it, or a
+        print, still guards it).  Called from eager's own code, it is a guard."""
+        caller = sys._getframe(2)
+        if self.observer is not None and type(value) in (float, int) and \
+                caller in self.observer.states:
+            scalar = t.reshape(()) if t._data.ndim else t
+            wide = np.float64 if type(value) is float else np.int64
+            if scalar._data.dtype != wide:
+                scalar = dispatch(Cast, scalar, dtype=np.dtype(wide))
+            self.has_syms = True
+            return SymFloat(value, scalar) if type(value) is float else SymInt(value, scalar)
+        self.on_branch(t, value, "item()")
+        return value
+
     def on_data_read(self, t: Tensor, what: str) -> None:
         where = user_frame_line()
         reason = f"{what} reads tensor data into Python at {where}"

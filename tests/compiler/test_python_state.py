@@ -603,3 +603,35 @@ def test_adam_with_a_scheduler_changing_lr_every_step():
             w.sched.step()
     cf = twins(make, change, args=lambda i: (), n=8)
     assert cf.stats()["hits"] >= 5, cf.stats()
+
+
+@pytest.mark.regression("the backward baked the trace-time value of a dynamic number")
+def test_gradients_through_a_dynamic_number():
+    m = Scale()
+    cf = compiler.compile(m)
+    for i in range(6):
+        m.alpha = 0.5 + i
+        xc = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        xe = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        (cf(xc) * xc).sum().backward()
+        (m(xe) * xe).sum().backward()
+        np.testing.assert_allclose(xc.grad.numpy(), xe.grad.numpy(), rtol=1e-6)
+        if i == 1:
+            compiler.wait()
+    assert cf.stats()["hits"] >= 3
+
+
+def test_history_of_item_values_replays():
+    hist = []
+
+    def f(x):
+        loss = (x * x).sum()
+        hist.append(loss.item())
+        return loss
+
+    cf = compiler.compile(f)
+    for i in range(5):
+        cf(torch.ones(3) * i)
+    assert hist == [3.0 * i * i for i in range(5)]
+    assert all(type(v) is float for v in hist)
+    assert cf.stats()["hits"] == 4
