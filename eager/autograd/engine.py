@@ -98,7 +98,7 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture):
     quiet = False  # the compiler recording a backward: user hooks must not run now
     if tracing:
         STATE.tracer.on_backward()
-        quiet = getattr(STATE.tracer, "phase", None) == "backward"
+        quiet = STATE.tracer.phase == "backward"
     as_tensors = create_graph or tracing
     F = T if as_tensors else A
 
