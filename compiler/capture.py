@@ -29,6 +29,7 @@ from eager import dtypes as _dt
 from eager.dispatch import dispatch
 from eager.ops.elementwise import Cast
 from eager.tensor import Tensor, storage_device
+from eager.tracing import TracerHooks
 
 from .ir import Const, Graph, Guard, Node, Value
 from .pystate.symbolic import SymFloat, SymInt, is_sym, specialize
@@ -75,8 +76,9 @@ class GraphBreak(Exception):
     """Raised inside tracing only when ``fullgraph=True``."""
 
 
-class Tracer:
-    """Records one call of a function into a :class:`Graph` plus its side conditions."""
+class Tracer(TracerHooks):
+    """Records one call of a function into a :class:`Graph` plus its side conditions
+    (the hooks of eager's tracer contract, :class:`eager.tracing.TracerHooks`)."""
 
     def __init__(self, fullgraph: bool = False):
         self.fullgraph = fullgraph
@@ -101,6 +103,8 @@ class Tracer:
         self.has_syms = False                  # dynamic Python scalars are in play
         self.observer = None                   # the pystate observer of this trace
         self.sym_inputs: list = []             # (Source, Value, int | float) per dynamic one
+        self.sym_sources: dict = {}            # id(tensor of a dynamic input) -> Source
+        self.sym_casts: dict = {}              # (id(tensor), dtype) -> input read as dtype
         self.n_guards = 0
         self.has_backward = False
         self.has_random = False
@@ -190,8 +194,19 @@ class Tracer:
         v = self.new_value(t._data)
         self.bind(t._data, v)
         self.sym_inputs.append((source, v, kind))
+        self.sym_sources[id(t)] = source
         self.has_syms = True
         return SymFloat(value, t) if kind is float else SymInt(value, t)
+
+    def _sym_input_as(self, st: Tensor, dtype) -> Value:
+        key = (id(st), dtype)
+        v = self.sym_casts.get(key)
+        if v is None:
+            arr = np.asarray(st._data, dtype)
+            v = self.sym_casts[key] = self.new_value(arr)
+            self.keep.append(arr)
+            self.sym_inputs.append((self.sym_sources[id(st)], v, None))
+        return v
 
     def unwrap(self, args, params):
         """Arguments of an op with dynamic scalars replaced by their values (the op's
@@ -231,9 +246,12 @@ class Tracer:
                     inputs.append(p)
                     continue
                 st = a._t
-                if st._data.dtype != dtype:
-                    st = dispatch(Cast, st, dtype=dtype)
-                inputs.append(self.value_of(st))
+                if st._data.dtype == dtype:
+                    inputs.append(self.value_of(st))
+                elif id(st) in self.sym_sources:  # read from its place in this dtype
+                    inputs.append(self._sym_input_as(st, dtype))
+                else:
+                    inputs.append(self.value_of(dispatch(Cast, st, dtype=dtype)))
             elif isinstance(a, Tensor):
                 inputs.append(self.value_of(a))
             else:
@@ -256,6 +274,23 @@ class Tracer:
                                            "index": self.n_guards, "where": where},
                                None, where))
         self.n_guards += 1
+
+    def on_item(self, t: Tensor, value):
+        """``t.item()``.  Called from the user's code (a watched frame), the number stays
+        the trace's: a dynamic scalar computed by the graph, so a value that only flows
+        into arithmetic, the result or stored state needs no guard (an ``if`` on it, or a
+        print, still guards it).  Called from eager's own code, it is a guard."""
+        caller = sys._getframe(2)
+        if self.observer is not None and type(value) in (float, int) and \
+                caller in self.observer.states:
+            scalar = t.reshape(()) if t._data.ndim else t
+            wide = np.float64 if type(value) is float else np.int64
+            if scalar._data.dtype != wide:
+                scalar = dispatch(Cast, scalar, dtype=np.dtype(wide))
+            self.has_syms = True
+            return SymFloat(value, scalar) if type(value) is float else SymInt(value, scalar)
+        self.on_branch(t, value, "item()")
+        return value
 
     def on_data_read(self, t: Tensor, what: str) -> None:
         where = user_frame_line()

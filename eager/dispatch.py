@@ -62,7 +62,8 @@ def dispatch(op, *args, **params):
         t._base = base if base._base is None else base._base
     if rg and STATE.grad_enabled and op.differentiable and out.dtype.kind == "f":
         t.requires_grad = True
-        t.grad_fn = Node(op, args, params, t)
+        # (a traced dynamic number is saved as itself: a traced backward uses it as such)
+        t.grad_fn = Node(op, traced_args, params, t)
     if tracer is not None:
         tracer.record(op, traced_args, params, t)
     return t

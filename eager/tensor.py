@@ -17,6 +17,7 @@ from runtime import device as _runtime_device
 
 from . import dtypes as _dt
 from ._state import STATE
+from .tracing import data_read as _leave
 
 
 class Tensor:
@@ -297,8 +298,8 @@ class Tensor:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
         v = host(self._data).reshape(()).item()
-        if STATE.tracer is not None:
-            STATE.tracer.on_branch(self, v, "item()")
+        if STATE.tracer is not None:  # a traced value: a guard, or the trace's own number
+            return STATE.tracer.on_item(self, v)
         return v
 
     def __bool__(self) -> bool:
@@ -397,12 +398,6 @@ def host(storage) -> np.ndarray:
     if type(storage) is np.ndarray:
         return storage
     return _runtime_device.of(storage).to_host(storage)
-
-
-def _leave(t: Tensor, what: str) -> None:
-    """A read of the data that leaves the graph: a tracer must stop replaying."""
-    if STATE.tracer is not None:
-        STATE.tracer.on_data_read(t, what)
 
 
 def _wrap_dim(dim: int, ndim: int, op: str = "") -> int:

@@ -56,8 +56,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=None, materialize_grads=False):
-    """Return the gradients of ``outputs`` with respect to ``inputs`` (no ``.grad`` writes)."""
+         allow_unused=None, materialize_grads=False, *, _partial=False):
+    """Return the gradients of ``outputs`` with respect to ``inputs`` (no ``.grad`` writes).
+
+    ``_partial`` (for the compiler): partial derivatives, each input taken as independent
+    of the others — the walk stops at the inputs instead of following a non-leaf input's
+    history to another input behind it."""
     single = isinstance(inputs, Tensor)
     inputs = (inputs,) if single else tuple(inputs)
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
@@ -67,7 +71,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if not t.requires_grad:
             raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not "
                                "require grad")
-    got = _run(outputs, grad_outputs, retain_graph, create_graph, inputs, capture=True)
+    got = _run(outputs, grad_outputs, retain_graph, create_graph, inputs, capture=True,
+               partial=_partial)
     result = []
     for i, (t, g) in enumerate(zip(inputs, got)):
         if g is None:
@@ -82,27 +87,33 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(result)
 
 
-def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
+def _run(roots, root_grads, retain_graph, create_graph, inputs, capture, partial=False):
     global _callbacks
     outer, _callbacks = _callbacks, []
     try:
-        return _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture)
+        return _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
+                          partial)
     finally:
         _callbacks = outer
 
 
-def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture):
+def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
+               partial=False):
     if retain_graph is None:
         retain_graph = create_graph
     tracing = STATE.tracer is not None
     quiet = False  # the compiler recording a backward: user hooks must not run now
     if tracing:
         STATE.tracer.on_backward()
-        quiet = getattr(STATE.tracer, "phase", None) == "backward"
+        quiet = STATE.tracer.phase == "backward"
     # on a device other than the CPU the formulas run through dispatch (its kernels),
     # with grad mode as for create_graph: the same formulas, the same engine
     as_tensors = create_graph or tracing or (DEVICE_NODES[0] and _touches_device(roots))
     F = T if as_tensors else A
+    if not as_tensors and inputs is None and len(roots) == 1 and not STATE.anomaly:
+        chain = _chain(roots[0])
+        if chain is not None:
+            return _run_chain(roots[0], chain, root_grads, retain_graph)
 
     if root_grads is not None and len(root_grads) != len(roots):
         raise RuntimeError(f"got {len(root_grads)} gradients for {len(roots)} outputs")
@@ -154,6 +165,8 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture):
     seen = set(map(id, stack))
     while stack:
         n = stack.pop()
+        if partial and n in want_nodes:
+            continue  # an input: nothing behind it counts
         sends = leaf_deps is not None and (useful is None or useful.get(n))
         for nx in n.next:
             if type(nx) is Node:
@@ -179,6 +192,8 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture):
                 g = _tensor_hooks(node, g, as_tensors)
             if want_nodes and node in want_nodes:
                 captured[want_nodes[node]] = g if as_tensors else Tensor._make(np.asarray(g))
+                if partial:
+                    continue
             if useful is not None and not useful.get(node):
                 continue  # no wanted input lies behind this node
             saved = node.saved
@@ -240,6 +255,81 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture):
     finally:
         STATE.grad_enabled = prev_mode
     return captured
+
+
+def _chain(root):
+    """The nodes from ``root`` down to one leaf when the graph is a single chain (each
+    node sends to at most one node or leaf, no hooks): the common small backward, run
+    without the general walk's bookkeeping.  None otherwise."""
+    node = root.grad_fn
+    if node is None:
+        return None
+    nodes = []
+    while True:
+        if node.hooks or node.retains:
+            return None
+        nexts = [nx for nx in node.next if nx is not None]
+        nodes.append(node)
+        if not nexts:
+            return nodes
+        if len(nexts) > 1:
+            return None
+        nx = nexts[0]
+        if type(nx) is not Node:
+            return nodes
+        node = nx
+
+
+def _run_chain(root, nodes, root_grads, retain_graph):
+    g = None if root_grads is None else root_grads[0]
+    if g is None:
+        if root._data.size != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs "
+                               f"(got an output of shape {tuple(root._data.shape)})")
+        g = np.ones_like(root._data)
+    else:
+        if not isinstance(g, Tensor):
+            g = Tensor._make(np.asarray(g, dtype=root._data.dtype))
+        if g._data.shape != root._data.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
+                               f"{tuple(g._data.shape)} and output[0] has a shape of "
+                               f"{tuple(root._data.shape)}.")
+        g = g._data
+    prev_mode = STATE.grad_enabled
+    STATE.grad_enabled = False
+    try:
+        leaf = None
+        for node in nodes:
+            saved = node.saved
+            grads = node.op.backward(A, g, node.unpack(False) if saved is None or saved else (),
+                                     node)
+            if not retain_graph and saved:
+                node.saved = None
+                node.out_data = None
+            g = None
+            for i, nx in enumerate(node.next):
+                if nx is None:
+                    continue
+                gi = grads[i]
+                if gi is not None:
+                    if gi.shape != node.shapes[i]:
+                        gi = A.sum_to(gi, shape=node.shapes[i])
+                    if gi.dtype != node.dtypes[i]:
+                        gi = A.cast(gi, dtype=node.dtypes[i])
+                g = gi
+                if type(nx) is not Node:
+                    leaf = nx
+            if g is None:
+                break
+        if leaf is not None and g is not None:
+            if type(g) is not _ndarray or g.base is not None:
+                g = np.array(g)
+            _LeafFinisher(False, False, False, None)(id(leaf), leaf, g)
+        while _callbacks:
+            _callbacks.pop(0)()
+    finally:
+        STATE.grad_enabled = prev_mode
+    return []
 
 
 class _LeafFinisher:

@@ -603,3 +603,76 @@ def test_adam_with_a_scheduler_changing_lr_every_step():
             w.sched.step()
     cf = twins(make, change, args=lambda i: (), n=8)
     assert cf.stats()["hits"] >= 5, cf.stats()
+
+
+@pytest.mark.regression("the backward baked the trace-time value of a dynamic number")
+def test_gradients_through_a_dynamic_number():
+    m = Scale()
+    cf = compiler.compile(m)
+    for i in range(6):
+        m.alpha = 0.5 + i
+        xc = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        xe = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        (cf(xc) * xc).sum().backward()
+        (m(xe) * xe).sum().backward()
+        np.testing.assert_allclose(xc.grad.numpy(), xe.grad.numpy(), rtol=1e-6)
+        if i == 1:
+            compiler.wait()
+    assert cf.stats()["hits"] >= 3
+
+
+def test_history_of_item_values_replays():
+    hist = []
+
+    def f(x):
+        loss = (x * x).sum()
+        hist.append(loss.item())
+        return loss
+
+    cf = compiler.compile(f)
+    for i in range(5):
+        cf(torch.ones(3) * i)
+    assert hist == [3.0 * i * i for i in range(5)]
+    assert all(type(v) is float for v in hist)
+    assert cf.stats()["hits"] == 4
+
+
+# -- regions: when whole-function traces keep diverging -------------------------------------------
+
+def test_variable_length_loop_runs_compiled_regions():
+    class Seq(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(0)
+            self.cell = nn.GRUCell(2, 4)
+            self.head = nn.Linear(4, 1)
+
+        def forward(self, seq):
+            h = None
+            for t in range(seq.shape[0]):  # a trip count that is data
+                h = self.cell(seq[t][None], h)
+            return self.head(h).sum()
+
+    model = Seq()
+    cf = compiler.compile(model, max_traces=2)
+    rng = np.random.default_rng(0)
+    with pytest.warns(compiler.CompileWarning, match="compiled on its own"):
+        for i in range(8):
+            seq = torch.tensor(rng.standard_normal((2 + i % 5, 2)).astype(np.float32))
+            for p in model.parameters():
+                p.grad = None
+            loss_c = cf(seq)
+            loss_c.backward()
+            grads_c = [p.grad.clone() for p in model.parameters()]
+            for p in model.parameters():
+                p.grad = None
+            loss_e = model(seq)
+            loss_e.backward()
+            np.testing.assert_allclose(loss_c.item(), loss_e.item(), rtol=1e-5)
+            for gc, p in zip(grads_c, model.parameters()):
+                np.testing.assert_allclose(gc.numpy(), p.grad.numpy(), rtol=1e-5, atol=1e-6)
+            if i == 1:
+                compiler.wait()
+    regions = dict(cf.explain().regions)
+    assert regions["GRUCell"]["hits"] >= 10, regions
+    assert "compiled regions" in str(cf.explain())
