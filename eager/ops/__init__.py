@@ -11,7 +11,9 @@ from . import (  # noqa: F401
     pad,
     recurrent,
     reduce,
+    scan,
     shape,
+    sort,
     window,
 )
 from .base import OPS, A, Op, T  # noqa: F401

@@ -363,3 +363,43 @@ class Nonzero(Op):
 
     def forward(a):
         return np.argwhere(a)
+
+
+class MaskedScatter(Op):
+    """``a`` with the positions where ``mask`` is True filled, in order, with the leading
+    elements of ``source`` (``a`` and ``mask`` have one shape)."""
+    saves = (1,)
+
+    def forward(a, mask, source):
+        if mask.dtype.kind != "b":
+            raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with "
+                               f"dtype {_TORCH_NAMES.get(mask.dtype.name, mask.dtype.name)}")
+        n = int(np.count_nonzero(mask))
+        if n > source.size:
+            raise RuntimeError("Number of elements of source < number of ones in mask")
+        out = np.array(a)
+        out[mask] = source.reshape(-1)[:n]
+        return out
+
+    def backward(F, g, saved, node):
+        mask = saved[0]
+        ga = F.where(mask, 0.0, g) if node.needs[0] else None
+        gs = F.masked_gather(g, mask, shape=node.shapes[2]) if node.needs[2] else None
+        return ga, None, gs
+
+
+class MaskedGather(Op):
+    """Adjoint of :class:`MaskedScatter` for ``source``: zeros of ``shape`` whose leading
+    elements are ``g``'s elements where ``mask`` is True, in order."""
+    saves = (1,)
+
+    def forward(g, mask, shape):
+        out = np.zeros(shape, dtype=g.dtype)
+        picked = g[mask]
+        out.reshape(-1)[:picked.size] = picked
+        return out
+
+    def backward(F, gg, saved, node):
+        mask = saved[0]
+        zeros = F.full(shape=node.shapes[0], value=0, dtype=node.dtypes[0])
+        return F.masked_scatter(zeros, mask, gg), None
