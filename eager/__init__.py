@@ -29,6 +29,9 @@ from .fn.sort import *
 from .fn.scan import *
 from .fn.index_update import *
 from .fn.combine import *
+from .fn.decomp import *
+from .fn.solve import *
+from .fn.norms import *
 from .fn.elementwise import abs, pow, round
 from .fn.reduce import sum
 from .factories import *

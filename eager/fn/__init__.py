@@ -3,7 +3,21 @@ functions bound as Tensor methods and in ``INPLACE`` the ones with a ``name_`` f
 optional ``FILLS`` maps in-place method names (``normal_``) to functions whose result is
 written into the tensor."""
 
-from . import combine, elementwise, index, index_update, linalg, random, reduce, scan, shape, sort
+from . import (
+    combine,
+    decomp,
+    elementwise,
+    index,
+    index_update,
+    linalg,
+    norms,
+    random,
+    reduce,
+    scan,
+    shape,
+    solve,
+    sort,
+)
 
 FAMILIES = [elementwise, reduce, shape, linalg, index, random]
-FAMILIES += [sort, scan, index_update, combine]
+FAMILIES += [sort, scan, index_update, combine, decomp, solve, norms]

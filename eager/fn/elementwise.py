@@ -249,7 +249,7 @@ def lerp(input, end, weight):
     step = sub(end, input)
     if not isinstance(weight, Tensor):
         w = float(weight)
-        return add(input, mul(step, w)) if abs(w) < 0.5 else sub(end, mul(step, 1.0 - w))
+        return add(input, mul(step, w)) if -0.5 < w < 0.5 else sub(end, mul(step, 1.0 - w))
     if weight.ndim and weight._data.dtype != a:
         raise RuntimeError(f"expected dtype {_cpp_name(a)} for `weight` but got dtype "
                            f"{_cpp_name(weight._data.dtype)}")

@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     reduce,
     scan,
     shape,
+    solve,
     sort,
     window,
 )

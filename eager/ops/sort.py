@@ -44,7 +44,7 @@ class TopkIndices(Op):
 
     def forward(a, k, dim, largest=True):
         n = a.shape[dim]
-        if k == n or 8 * k > n:
+        if k == 0 or 8 * k > n:
             order = stable_argsort(a, dim, largest)
             return np.ascontiguousarray(np.take(order, np.arange(k), axis=dim)).astype(_I64)
         # few of many: partition first, then sort the k candidates (by index, then value)
