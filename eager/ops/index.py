@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Op
+from .linalg import scalar_name
 
 # -- helpers (NumPy only) -----------------------------------------------------------------
 
@@ -373,7 +374,7 @@ class MaskedScatter(Op):
     def forward(a, mask, source):
         if mask.dtype.kind != "b":
             raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with "
-                               f"dtype {_TORCH_NAMES.get(mask.dtype.name, mask.dtype.name)}")
+                               f"dtype {scalar_name(mask.dtype)}")
         n = int(np.count_nonzero(mask))
         if n > source.size:
             raise RuntimeError("Number of elements of source < number of ones in mask")
