@@ -27,13 +27,16 @@ from . import log, tiers
 from .capture import GradOf, GraphBreak, Tracer
 from .check import checked_replay, snapshot
 from .codegen import compile_graph
+from .dynamic import DynamicScalars, deep_plain, unsym_state
 from .explain import Explanation
 from .guards import Preconditions, describe_key_change, flatten, memory_pattern
 from .ir import Graph, check_graph
 from .passes import optimize
 from .program import FREED, BackwardFails, BackwardProgram, Path, Variant, resolve
+from .pystate.effects import graph_scalars
 from .pystate.guards import GuardSet
 from .pystate.observer import Observer
+from .pystate.symbolic import is_sym
 
 _EAGER = "eager"  # cache value: this key runs eagerly
 _ALL: list = []   # weak registry for compiler.reset()
@@ -82,6 +85,7 @@ class CompiledFunction:
         self._stats = {"calls": 0, "hits": 0, "traces": 0, "fallbacks": 0, "misses": 0,
                        "guard_failures": 0, "compile_seconds": 0.0}
         self._fallback_reasons: list[str] = []
+        self._dyn = DynamicScalars()
         self._records: list = []  # (key, variant, path) for explain()
 
     def stats(self) -> dict:
@@ -111,7 +115,7 @@ class CompiledFunction:
         if self._always_eager is not None:
             self._fallback(self._always_eager)
             return self.fn(*args, **kwargs)
-        tensors, key = flatten(args, kwargs)
+        tensors, key = flatten(args, kwargs, self._dyn.args)
         entry = self._cache.get(key)
         if entry is None:
             return self._miss(key, tensors, args, kwargs)
@@ -127,7 +131,7 @@ class CompiledFunction:
                 if self.check:
                     rng, before = _random.snapshot(), snapshot(tensors, pre)
                 try:
-                    path, outs = variant.run(tensors)
+                    path, outs = variant.run(tensors, args, kwargs)
                 except Exception as e:  # nothing visible happened yet: eager is safe
                     return self._replay_failed(key, e, args, kwargs)
                 if path is None:  # a branch this variant has not seen: maybe another has
@@ -142,6 +146,9 @@ class CompiledFunction:
             st["guard_failures"] += 1
             return self._diverged(key, diverged[0], diverged[1], tensors, args, kwargs)
         reason = entry[0].pre.failure(tensors, args, kwargs)
+        failed = entry[0].pre.failing_guard(args, kwargs)
+        if failed is not None and self._dyn.mark_from_guard(failed):
+            reason += " (from now on an input of the trace)"
         log.recompiles.info("%s: recompiling: %s", self.__name__, reason)
         return self._trace(key, tensors, args, kwargs, None, reason)
 
@@ -157,9 +164,19 @@ class CompiledFunction:
 
     def _miss(self, key, tensors, args, kwargs):
         self._stats["misses"] += 1
+        if self._n_traces >= self.max_traces and self._warned_limit:
+            return self._trace(key, tensors, args, kwargs, None, "")  # eager, at its speed
         reason = "first call" if self._last_key is None else \
             describe_key_change(self._last_key, key, self._argnames)
         if self._last_key is not None:
+            if self._dyn.mark_args(self._last_key, key):  # a number argument changed
+                reason += " (from now on an input of the trace)"
+                tensors, key = flatten(args, kwargs, self._dyn.args)
+                entry = self._cache.get(key)
+                if entry is not None:  # already traced with it dynamic
+                    self._stats["misses"] -= 1
+                    self._stats["calls"] -= 1
+                    return self(*args, **kwargs)
             log.recompiles.info("%s: recompiling: %s", self.__name__, reason)
         return self._trace(key, tensors, args, kwargs, None, reason)
 
@@ -184,15 +201,20 @@ class CompiledFunction:
         tracer = Tracer(self.fullgraph)
         for t in tensors:
             tracer.add_input(t)
-        observer = Observer(self.fn, args, kwargs)
+        traced_args, restore = self._dyn.inject(tracer, args, kwargs)
+        observer = Observer(self.fn, traced_args, kwargs)
+        tracer.observer = observer
         STATE.tracer = tracer
         try:
             with observer:
-                result = self.fn(*args, **kwargs)
+                raw = self.fn(*traced_args, **kwargs)
         except GraphBreak as e:
             raise GraphBreakError(f"{self.__name__}: graph break: {e}") from None
         finally:
             STATE.tracer = None
+            restore()
+        unsym_state(observer.effects)
+        result = deep_plain(raw) if tracer.has_syms else raw
         self._stats["traces"] += 1
         self._stats["fallbacks"] += 1  # this call ran eagerly
         self._n_traces += 1
@@ -212,7 +234,7 @@ class CompiledFunction:
             return result
         t0 = time.perf_counter()
         try:
-            path, pre = self._build(tracer, tensors, result, observer)
+            path, pre = self._build(tracer, tensors, raw, observer)
         except GraphBreak as e:
             raise GraphBreakError(f"{self.__name__}: graph break: {e}") from None
         except Exception as e:  # never an exception to the user: this key stays eager
@@ -304,6 +326,9 @@ class CompiledFunction:
             else:
                 gw.append((ref(leaf), len(fwd_outputs)))
                 fwd_outputs.append(v)
+        for gs in graph_scalars(observer.effects):  # numbers the effects store
+            gs.k = len(fwd_outputs)
+            fwd_outputs.append(tracer.value_of(gs.sym._t))
         saved_index = {}
         for spec_b in bw_specs + wb_specs:
             if spec_b is None or spec_b is FREED or isinstance(spec_b, BackwardFails):
@@ -349,6 +374,7 @@ class CompiledFunction:
                     diff_sources=diff_sources, has_random=tracer.has_random,
                     effects=list(observer.effects),
                     view_outputs=[t._base is not None and t._base.requires_grad for t in outs],
+                    scalar_inputs=[(src, v.dtype) for src, v, _ in tracer.sym_inputs],
                     guards=[(n.params["where"], n.params["kind"], n.params["expected"])
                             for n in guard_nodes])
         if self.backend == "numba":
@@ -452,6 +478,9 @@ def _trace_backward(tracer: Tracer, out: Tensor, diff_tensors: list):
 
 def _spec(obj, tensors, outs, tracer):
     """Structure of the result with tensors replaced by output slots."""
+    if is_sym(obj):  # a dynamic Python number: computed by the graph
+        outs.append(obj._t)
+        return ("scalar", len(outs) - 1, float if isinstance(obj, float) else int)
     if isinstance(obj, Tensor):
         for i, t in enumerate(tensors):
             if t is obj:  # eager returns the argument itself (written back in place)

@@ -25,9 +25,14 @@ import sys
 
 import numpy as np
 
+from eager import dtypes as _dt
+from eager.dispatch import dispatch
+from eager.ops.elementwise import Cast
 from eager.tensor import Tensor
 
 from .ir import Const, Graph, Guard, Node, Value
+from .pystate.symbolic import SymFloat, SymInt, is_sym, specialize
+from .pystate.symbolic import plain as sym_plain
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.realpath(sys.modules["eager"].__file__)))
 _PKG_DIRS = tuple(os.path.join(_ROOT, d) + os.sep for d in ("eager", "compiler"))
@@ -93,6 +98,9 @@ class Tracer:
         self.stale: set = set()                # array ids made stale by in-place on an alias
         self.memory: dict = {}                 # id(memory root) -> first input array over it
         self.grad_origin: dict = {}            # id(array of a .grad read at entry) -> leaf
+        self.has_syms = False                  # dynamic Python scalars are in play
+        self.observer = None                   # the pystate observer of this trace
+        self.sym_inputs: list = []             # (Source, Value, int | float) per dynamic one
         self.n_guards = 0
         self.has_backward = False
         self.has_random = False
@@ -154,7 +162,10 @@ class Tracer:
     def record(self, op, args, params, t: Tensor) -> None:
         if op.data_dependent_shape:
             self._unsupported(f"{op.name} (its output shape depends on the data)")
-        inputs = [self.value_of(a) if isinstance(a, Tensor) else a for a in args]
+        if self.has_syms and any(is_sym(a) for a in args):
+            inputs = self._sym_operands(op, args, t)
+        else:
+            inputs = [self.value_of(a) if isinstance(a, Tensor) else a for a in args]
         out = self.new_value(t._data)
         self.nodes.append(Node(op, inputs, params, out, user_frame_line()))
         self.bind(t._data, out)
@@ -164,6 +175,70 @@ class Tracer:
             root = self.alias_root.get(id(args[0]._data), id(args[0]._data))
             self.alias_root[id(t._data)] = root
             self.alias_root.setdefault(root, root)
+
+    def on_python_read(self, container, key, value) -> None:
+        """eager's own code read ``container[key]`` (an optimizer's learning rate): guard
+        it as the observer guards the state user code reads."""
+        if self.observer is not None:
+            self.observer.declared_read(container, key, value)
+
+    # -- dynamic Python scalars (pystate.symbolic) ---------------------------------------
+    def new_sym(self, value, source):
+        """A dynamic scalar for ``value``, read from ``source`` at every replay."""
+        kind = float if isinstance(value, float) else int
+        t = Tensor._make(np.array(value, np.float64 if kind is float else np.int64))
+        v = self.new_value(t._data)
+        self.bind(t._data, v)
+        self.sym_inputs.append((source, v, kind))
+        self.has_syms = True
+        return SymFloat(value, t) if kind is float else SymInt(value, t)
+
+    def unwrap(self, args, params):
+        """Arguments of an op with dynamic scalars replaced by their values (the op's
+        forward computes as eager does); a dynamic scalar passed as a keyword parameter
+        is specialized (parameters are constants of the node)."""
+        plain_args = tuple(sym_plain(a) for a in args)
+        if params and any(is_sym(v) for v in params.values()):
+            params = {k: specialize(v) for k, v in params.items()}
+        return plain_args, params
+
+    def plain_data(self, data):
+        """Python data made into a tensor (``eager.tensor``): its numbers are constants."""
+        if is_sym(data):
+            return specialize(data)
+        if isinstance(data, (list, tuple)):
+            return type(data)(self.plain_data(x) for x in data)
+        return data
+
+    def _sym_operands(self, op, args, t: Tensor) -> list:
+        """Node inputs for an op with dynamic scalar operands: each enters as its tensor,
+        cast to the dtype eager's promotion gave the Python number (NEP 50)."""
+        plain = [sym_plain(a) for a in args]
+        dtype = None
+        if op.elementwise and op.promotes:
+            try:
+                dtype = np.dtype(_dt.result_type(*[a._data if isinstance(a, Tensor) else a
+                                                    for a in plain]))
+            except Exception:  # noqa: BLE001
+                dtype = None
+        inputs = []
+        for a, p in zip(args, plain):
+            if is_sym(a):
+                if dtype is None or dtype.kind not in "fi" or (
+                        dtype.kind == "i" and dtype != np.int64) or (
+                        dtype.kind == "i" and isinstance(p, float)):
+                    specialize(a)  # not a plain arithmetic operand: guard its value
+                    inputs.append(p)
+                    continue
+                st = a._t
+                if st._data.dtype != dtype:
+                    st = dispatch(Cast, st, dtype=dtype)
+                inputs.append(self.value_of(st))
+            elif isinstance(a, Tensor):
+                inputs.append(self.value_of(a))
+            else:
+                inputs.append(a)
+        return inputs
 
     def on_new_tensor(self, t: Tensor) -> None:
         """A tensor made from Python data (``eager.tensor([...])``): a constant."""
@@ -181,6 +256,23 @@ class Tracer:
                                            "index": self.n_guards, "where": where},
                                None, where))
         self.n_guards += 1
+
+    def on_item(self, t: Tensor, value):
+        """``t.item()``.  Called from the user's code (a watched frame), the number stays
+        the trace's: a dynamic scalar computed by the graph, so a value that only flows
+        into arithmetic, the result or stored state needs no guard (an ``if`` on it, or a
+        print, still guards it).  Called from eager's own code, it is a guard."""
+        caller = sys._getframe(2)
+        if self.observer is not None and type(value) in (float, int) and \
+                caller in self.observer.states:
+            scalar = t.reshape(()) if t._data.ndim else t
+            wide = np.float64 if type(value) is float else np.int64
+            if scalar._data.dtype != wide:
+                scalar = dispatch(Cast, scalar, dtype=np.dtype(wide))
+            self.has_syms = True
+            return SymFloat(value, scalar) if type(value) is float else SymInt(value, scalar)
+        self.on_branch(t, value, "item()")
+        return value
 
     def on_data_read(self, t: Tensor, what: str) -> None:
         where = user_frame_line()
@@ -262,7 +354,8 @@ class Tracer:
                 for e in self.grad_shadow.values() if len(e) == 3]
 
     def graph(self, outputs: list) -> Graph:
-        ins = self.inputs + [v for _, v in self.lifted] + [v for _, v in self.grad_inputs]
+        ins = self.inputs + [v for _, v in self.lifted] + [v for _, v in self.grad_inputs] + \
+            [v for _, v, _ in self.sym_inputs]
         seen = set()
         uniq = []
         for v in ins:

@@ -80,7 +80,7 @@ def checked_replay(cf, path, outs, tensors, args, kwargs, before: _TensorState, 
         elif grad is not None:
             _compare_arrays(grad, t._grad._data, f".grad of {label}", problems)
     for e in path.effects:
-        _compare_effect(e, problems)
+        _compare_effect(e, problems, outs)
     if problems:
         raise CheckError(_report(cf, path, problems))
     return expected
@@ -137,8 +137,8 @@ def _compare_arrays(got: np.ndarray, want: np.ndarray, what, problems) -> None:
                         f"({int(np.sum(bad))} of {got.size} elements differ)")
 
 
-def _compare_effect(e, problems) -> None:
-    value = materialize(e.value)
+def _compare_effect(e, problems, outs) -> None:
+    value = materialize(e.value, outs)
     if isinstance(e, SetAttr):
         now = getattr(e.obj, e.name, _MISSING)
     elif isinstance(e, SetItem):

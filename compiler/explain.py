@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .guards import _alias_text, _leaves, _name
+from .guards import DYNAMIC, _alias_text, _leaves, _name
 from .ir import Guard
 
 
@@ -79,6 +79,8 @@ def _trace_info(key, variant, path, reason, argnames) -> dict:
                           f"requires_grad={k[3]}")
         elif k[0] == "id":
             guards.append(f"{label}: the same {k[1]} object")
+        elif k[-1] == DYNAMIC:
+            guards.append(f"{label}: a {k[0]}, an input of the trace")
         else:
             guards.append(f"{label} == {k[-1]!r}")
     for where, _, value in variant.pre.py:

@@ -17,8 +17,10 @@ from eager.tensor import Tensor
 _TENSOR = "T"
 
 
-def flatten(args: tuple, kwargs: dict):
-    """(tensors, key): tensors of the call in order, and a hashable key of the call."""
+def flatten(args: tuple, kwargs: dict, dynamic=()):
+    """(tensors, key): tensors of the call in order, and a hashable key of the call.
+    Positional numbers at the indices in ``dynamic`` enter the key by type only (their
+    value is an input of the trace)."""
     tensors: list[Tensor] = []
     if not kwargs:  # fast path: positional tensors and scalars only
         parts = []
@@ -31,11 +33,22 @@ def flatten(args: tuple, kwargs: dict):
                 parts.append((type(a).__name__, a))
             else:
                 parts.append(_key_of(a, tensors))
+        if dynamic:
+            for i in dynamic:
+                if i < len(args) and type(args[i]) in (int, float):
+                    parts[i] = (type(args[i]).__name__, DYNAMIC)
         return tensors, (("tuple", tuple(parts)), (), STATE.grad_enabled,
                          memory_pattern(tensors) if len(tensors) > 1 else ())
     k = _key_of(args, tensors)
+    if dynamic:
+        k = ("tuple", tuple((type(args[i]).__name__, DYNAMIC) if i in dynamic and
+                           type(args[i]) in (int, float) else p for i, p in enumerate(k[1])))
     kw = tuple((n, _key_of(v, tensors)) for n, v in sorted(kwargs.items())) if kwargs else ()
-    return tensors, (k, kw, STATE.grad_enabled, memory_pattern(tensors) if len(tensors) > 1 else ())
+    return tensors, (k, kw, STATE.grad_enabled,
+                     memory_pattern(tensors) if len(tensors) > 1 else ())
+
+
+DYNAMIC = "<dynamic>"  # in a key: this number is an input of the trace
 
 
 def memory_pattern(tensors) -> tuple:
@@ -183,6 +196,12 @@ class Preconditions:
         if self.pystate is not None and not self.pystate.check(args, kwargs or {}):
             return self.pystate.failure(args, kwargs or {}) or "Python state changed"
         return self._tensor_failure(tensors)
+
+    def failing_guard(self, args, kwargs):
+        """The first Python-state guard that fails now, or None."""
+        if self.pystate is not None and not self.pystate.check(args, kwargs):
+            return self.pystate.failing(args, kwargs)
+        return None
 
     def _tensor_failure(self, tensors) -> str | None:
         for t, shape, dtype, rg in self.lifted:

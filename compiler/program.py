@@ -94,7 +94,8 @@ class Path:
     def __init__(self, *, graph, program, outcomes, input_slots, lifted, grad_inputs,
                  out_spec, n_outputs, writebacks, wb_backwards, grad_writes, saved_slots,
                  backwards,
-                 diff_sources, has_random, guards, effects=(), view_outputs=()):
+                 diff_sources, has_random, guards, effects=(), view_outputs=(),
+                 scalar_inputs=()):
         self.graph = graph
         self.program = program
         self.outcomes = outcomes          # tuple of guard outcomes along this path
@@ -113,13 +114,14 @@ class Path:
         self.guards = guards              # (where, kind, expected) per branch guard
         self.effects = list(effects)      # Python side effects to replay (pystate.effects)
         self.view_outputs = list(view_outputs)  # outputs eager made as views of graph values
+        self.scalar_inputs = list(scalar_inputs)  # (Source, dtype): dynamic Python numbers
         self.hits = 0
         # one output tensor, nothing written back, no grad node: the common inference call
         self.simple = (out_spec == ("out", 0) and not writebacks and not grad_writes
                        and not any(b is not None for b in backwards) and not effects)
-        self.feed_simple = not lifted and not grad_inputs
+        self.feed_simple = not lifted and not grad_inputs and not scalar_inputs
 
-    def arrays(self, tensors) -> list:
+    def arrays(self, tensors, args=(), kwargs=None) -> list:
         if self.feed_simple and len(self.input_slots) == len(tensors):
             return [t._data for t in tensors]
         arrs = [tensors[i]._data for i in self.input_slots]
@@ -127,6 +129,8 @@ class Path:
             arrs.append(t._data)
         for r in self.grad_inputs:
             arrs.append(resolve(r, tensors)._grad._data)
+        for src, dtype in self.scalar_inputs:
+            arrs.append(np.asarray(src.read(args, kwargs), dtype))
         return arrs
 
     def finish(self, outs: list, tensors, apply_effects: bool = True):
@@ -147,7 +151,7 @@ class Path:
         for r, k in self.grad_writes:
             resolve(r, tensors)._grad = None if k is None else Tensor._make(outs[k])
         if self.effects and apply_effects:
-            apply_all_effects(self.effects)
+            apply_all_effects(self.effects, outs)
         wrapped = []
         visible: dict = {}  # memory root -> the user-visible tensor over it
         for t in tensors:
@@ -268,6 +272,8 @@ def build(spec, outs, tensors):
         return tensors[spec[1]]
     if kind == "const":
         return spec[1]
+    if kind == "scalar":  # a dynamic Python number the function returned
+        return spec[2](outs[spec[1]]._data)
     if kind == "tuple":
         return tuple(build(s, outs, tensors) for s in spec[1])
     if kind == "list":
@@ -296,7 +302,7 @@ class Variant:
             self.tree.setdefault(oc[:i + 1], path)
         self.last = path
 
-    def run(self, tensors):
+    def run(self, tensors, args=(), kwargs=None):
         """(path, outputs) of a path whose guards all pass, or (None, (path, guard index,
         outcome seen)) when no recorded path took that outcome."""
         path = self.last
@@ -305,7 +311,7 @@ class Variant:
             if path.has_random and state is None:
                 state = _random.snapshot()  # every generator: a failed replay may have drawn
             try:
-                outs = path.program.fn(*path.arrays(tensors))
+                outs = path.program.fn(*path.arrays(tensors, args, kwargs))
                 self.last = path
                 return path, outs
             except GuardFailed as e:  # raised before any in-place write (guards come first)

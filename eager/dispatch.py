@@ -20,6 +20,12 @@ _make = Tensor._make
 
 
 def dispatch(op, *args, **params):
+    tracer = STATE.tracer
+    if tracer is not None and tracer.has_syms:  # dynamic scalars: compute on their values
+        traced_args = args
+        args, params = tracer.unwrap(args, params)
+    else:
+        traced_args = args
     arrays = []
     rg = False
     for a in args:
@@ -44,9 +50,10 @@ def dispatch(op, *args, **params):
         t._base = base if base._base is None else base._base
     if rg and STATE.grad_enabled and op.differentiable and out.dtype.kind == "f":
         t.requires_grad = True
-        t.grad_fn = Node(op, args, params, t)
-    if STATE.tracer is not None:
-        STATE.tracer.record(op, args, params, t)
+        # (a traced dynamic number is saved as itself: a traced backward uses it as such)
+        t.grad_fn = Node(op, traced_args, params, t)
+    if tracer is not None:
+        tracer.record(op, traced_args, params, t)
     return t
 
 

@@ -64,6 +64,8 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Copy ``data`` (nested lists, scalars, NumPy arrays or tensors) into a new tensor."""
     _check_device(device)
+    if STATE.tracer is not None and STATE.tracer.has_syms:
+        data = STATE.tracer.plain_data(data)  # numbers of a traced call become constants
     if isinstance(data, Tensor):
         arr = data._data.copy()
     elif isinstance(data, np.ndarray):

@@ -268,8 +268,8 @@ class Tensor:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
         v = self._data.reshape(()).item()
-        if STATE.tracer is not None:
-            STATE.tracer.on_branch(self, v, "item()")
+        if STATE.tracer is not None:  # a traced value: a guard, or the trace's own number
+            return STATE.tracer.on_item(self, v)
         return v
 
     def __bool__(self) -> bool:

@@ -556,18 +556,19 @@ def _delete_subscr(obs, st, frame, ins):
 _CONTAINER_TYPES = (list, tuple, dict, set, frozenset)
 
 
-def _operands(obs, st, frame, n, how):
+def _operands(obs, st, frame, n, how, sym_ok=False):
     provs = st.stack[-n:]
     del st.stack[-n:]
     real = peek.stack(frame)[-n:]
     for p, v in zip(provs, real):
-        obs.consume(p, v, how, frame)
+        obs.consume(p, v, how, frame, sym_ok)
     return provs, real
 
 
 @_op("BINARY_OP")
 def _binary_op(obs, st, frame, ins):
-    provs, real = _operands(obs, st, frame, 2, "content")
+    provs, real = _operands(obs, st, frame, 2, "content",
+                            _sym_arithmetic(peek.stack(frame)[-2:]))
     inplace = "=" in ins.argrepr and ins.argrepr not in ("==", "!=", "<=", ">=")
     a_p, a = provs[0], real[0]
     if inplace and not a_p.fresh and isinstance(a, (list, dict, set, bytearray)):
@@ -576,6 +577,12 @@ def _binary_op(obs, st, frame, ins):
     st.stack.append(_result(provs, real))
     st.finish = _TakeChild(DET)
     st.hints.extend(zip(real, provs))
+
+
+def _sym_arithmetic(operands) -> bool:
+    """Operators between numbers, dynamic numbers and tensors keep a dynamic number an
+    input (its dunder methods and the tensor ops record it)."""
+    return all(isinstance(v, (int, float, Tensor)) for v in operands)
 
 
 def _result(provs, values=()) -> Prov:
@@ -589,7 +596,8 @@ def _result(provs, values=()) -> Prov:
 
 @_op("COMPARE_OP", "CONTAINS_OP")
 def _compare(obs, st, frame, ins):
-    provs, real = _operands(obs, st, frame, 2, "content")
+    provs, real = _operands(obs, st, frame, 2, "content",
+                            _sym_arithmetic(peek.stack(frame)[-2:]))
     st.stack.append(Prov(_result(provs).det, True))
     st.finish = _TakeChild(DET)
     st.hints.extend(zip(real, provs))
@@ -597,13 +605,13 @@ def _compare(obs, st, frame, ins):
 
 @_op("IS_OP")
 def _is_op(obs, st, frame, ins):
-    provs, _ = _operands(obs, st, frame, 2, "use")
+    provs, _ = _operands(obs, st, frame, 2, "use", True)
     st.stack.append(Prov(_result(provs).det, True))
 
 
 @_op("UNARY_POSITIVE", "UNARY_NEGATIVE", "UNARY_INVERT")
 def _unary(obs, st, frame, ins):
-    provs, real = _operands(obs, st, frame, 1, "content")
+    provs, real = _operands(obs, st, frame, 1, "content", True)
     st.stack.append(_result(provs, real))
     st.finish = _TakeChild(DET)
 
@@ -631,20 +639,20 @@ def _build_string(obs, st, frame, ins):
 def _build(obs, st, frame, ins):
     n = ins.arg
     how = "content" if ins.opname == "BUILD_SET" else "use"
-    provs, _ = _operands(obs, st, frame, n, how) if n else ([], [])
+    provs, _ = _operands(obs, st, frame, n, how, how == "use") if n else ([], [])
     st.stack.append(Prov(all(p.det for p in provs), True))
 
 
 @_op("BUILD_MAP")
 def _build_map(obs, st, frame, ins):
     n = 2 * ins.arg
-    provs, _ = _operands(obs, st, frame, n, "use") if n else ([], [])
+    provs, _ = _operands(obs, st, frame, n, "use", True) if n else ([], [])
     st.stack.append(Prov(all(p.det for p in provs), True))
 
 
 @_op("BUILD_CONST_KEY_MAP")
 def _build_const_key_map(obs, st, frame, ins):
-    provs, _ = _operands(obs, st, frame, ins.arg + 1, "use")
+    provs, _ = _operands(obs, st, frame, ins.arg + 1, "use", True)
     st.stack.append(Prov(all(p.det for p in provs), True))
 
 
@@ -657,13 +665,13 @@ def _build_slice(obs, st, frame, ins):
 @_op("LIST_APPEND", "SET_ADD")
 def _list_append(obs, st, frame, ins):
     how = "content" if ins.opname == "SET_ADD" else "use"
-    provs, _ = _operands(obs, st, frame, 1, how)
+    provs, _ = _operands(obs, st, frame, 1, how, how == "use")
     _into(st, ins.arg, provs)
 
 
 @_op("MAP_ADD")
 def _map_add(obs, st, frame, ins):
-    provs, _ = _operands(obs, st, frame, 2, "use")
+    provs, _ = _operands(obs, st, frame, 2, "use", True)
     _into(st, ins.arg, provs)
 
 
@@ -758,7 +766,7 @@ def _pop_jump_if(obs, st, frame, ins):
 @_op("POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_FORWARD_IF_NOT_NONE",
      "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE")
 def _pop_jump_if_none(obs, st, frame, ins):
-    _operands(obs, st, frame, 1, "use")
+    _operands(obs, st, frame, 1, "use", True)
 
 
 @_op("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP")
@@ -816,6 +824,9 @@ class _Call:
 
 
 _OURS = ("eager", "compiler", "runtime")
+# eager's modules whose functions hand Python numbers straight to tensor ops (dispatch),
+# so a dynamic number passed to them stays an input of the trace
+_SYM_AWARE = {"eager.fn.elementwise", "eager.methods", "eager.tensor"}
 _CO_GENERATORS = 0x20 | 0x80 | 0x200  # generator, coroutine, async generator
 
 
@@ -868,8 +879,9 @@ def _call_finish(obs, st, frame, fn_p, fn, arg_provs, args, kwnames, npop, star=
     if isinstance(func, types.FunctionType) or _is_python_callable(fn):
         result = DET
         if isinstance(func, types.FunctionType) and _trusted_function(obs, func):
+            sym_ok = func.__module__ in _SYM_AWARE
             for p, v in zip(arg_provs, args):
-                obs.consume(p, v, "content", frame)
+                obs.consume(p, v, "content", frame, sym_ok)
             if _numpy_callable(func):
                 _numpy_writes(func, args, arg_provs, kwnames, frame)
             if _numpy_callable(func) and all(p.fresh or _no_state(v)
@@ -896,7 +908,7 @@ def _call_finish(obs, st, frame, fn_p, fn, arg_provs, args, kwnames, npop, star=
         if owner is None:
             owner = args[0]
         for p, v in zip(arg_provs, args):
-            obs.consume(p, v, "use", frame)
+            obs.consume(p, v, "use", frame, sym_ok=True)  # stored: replayed as a graph value
         if owner_p.fresh or id(owner) in obs.mutated and owner_p.fresh is not False and \
                 owner_p.fresh:
             return _Call(None, arg_provs, tuple(kwnames), npop, False, True, DET)
@@ -949,7 +961,9 @@ def _call_pure(obs, frame, fn, arg_provs, args, kwnames, npop):
     if fn in (isinstance, issubclass, id, type, callable, repr, hash):
         how = "use"
     for p, v in zip(arg_provs, args):
-        obs.consume(p, v, how, frame)
+        # (a dynamic number given to isinstance, type, id... is not read: repr and hash
+        # read it through its own methods, which specialize it)
+        obs.consume(p, v, how, frame, sym_ok=how == "use")
     if owner is not None and not isinstance(owner, types.ModuleType):
         st = obs.states[frame]
         # the bound method's object: its items are read

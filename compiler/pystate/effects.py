@@ -16,6 +16,7 @@ from eager.tensor import Tensor
 
 from .base import Unsure, where
 from .guards import is_immutable_value
+from .symbolic import is_sym, specialize
 
 
 class Effect:
@@ -109,15 +110,45 @@ class Rebuild:
     def __init__(self, kind, items, keys=None):
         self.kind, self.items, self.keys = kind, items, keys
 
-    def build(self):
-        items = [materialize(v) for v in self.items]
+    def build(self, outs=None):
+        items = [materialize(v, outs) for v in self.items]
         if self.kind is dict:
             return dict(zip(self.keys, items))
         return self.kind(items)
 
 
-def materialize(v):
-    return v.build() if isinstance(v, Rebuild) else v
+class GraphScalar:
+    """A dynamic Python number (pystate.symbolic) the effect stores: computed by the graph
+    on every replay; ``k`` is its output slot, set when the trace is compiled."""
+
+    __slots__ = ("sym", "k", "kind")
+
+    def __init__(self, sym):
+        self.sym, self.k = sym, None
+        self.kind = float if isinstance(sym, float) else int
+
+
+def materialize(v, outs=None):
+    if isinstance(v, Rebuild):
+        return v.build(outs)
+    if isinstance(v, GraphScalar):
+        return v.kind(outs[v.k])
+    return v
+
+
+def graph_scalars(effects) -> list:
+    """Every :class:`GraphScalar` the effects store (the compiler gives each an output)."""
+    found = []
+
+    def walk(v):
+        if isinstance(v, GraphScalar):
+            found.append(v)
+        elif isinstance(v, Rebuild):
+            for x in v.items:
+                walk(x)
+    for e in effects:
+        walk(e.value)
+    return found
 
 
 _MUTABLE_BUILTINS = (list, dict, set, bytearray)
@@ -127,6 +158,8 @@ def replay_value(value, prov, depth=0):
     """How to produce ``value`` on each replay, or None when that is not possible."""
     if not prov.det:
         return None
+    if is_sym(value):
+        return GraphScalar(value)
     if is_immutable_value(value):
         return value
     if isinstance(value, Tensor):
@@ -197,6 +230,8 @@ def record_method(obs, owner, owner_prov, name, args, arg_provs, frame) -> None:
 def record_print(obs, args, kwnames, frame) -> None:
     kw = dict(zip(kwnames, args[len(args) - len(kwnames):])) if kwnames else {}
     pos = args[:len(args) - len(kwnames)] if kwnames else args
+    pos = [specialize(v) for v in pos]  # printing needs the value
+    kw = {k: specialize(v) for k, v in kw.items()}
     for v in list(pos) + list(kw.values()):
         if isinstance(v, Tensor):
             return  # printing reads the tensor's data: the trace itself runs eagerly
@@ -208,9 +243,9 @@ def record_print(obs, args, kwnames, frame) -> None:
     obs.effects.append(eff)
 
 
-def apply_all(effects) -> None:
+def apply_all(effects, outs=None) -> None:
     for e in effects:
-        e.apply(materialize(e.value))
+        e.apply(materialize(e.value, outs))
 
 
 def _what(effect) -> str:

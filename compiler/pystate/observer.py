@@ -40,12 +40,14 @@ from .guards import (
     Is,
     Len,
     TooLarge,
+    TypeIs,
     is_immutable_value,
     snapshot,
     snapshot_objects,
 )
 from .prov import DET, FRESH, UNKNOWN, Prov, persistent
-from .sources import Arg, Fixed
+from .sources import Arg, Fixed, Item
+from .symbolic import is_sym, specialize
 
 _NOT_WATCHED_METHODS = {"__getattr__", "__setattr__", "__delattr__"}
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
@@ -326,20 +328,35 @@ class Observer:
         return Fixed(value)
 
     def guard_read(self, src, value, covered: bool, frame) -> None:
-        """Guard that ``src`` still gives ``value``: by value or by identity."""
-        if is_immutable_value(value):
+        """Guard that ``src`` still gives ``value``: by value or by identity (a dynamic
+        number: by type, its value is an input of the trace)."""
+        if is_sym(value):
+            self.guard(TypeIs(src, float if isinstance(value, float) else int, covered,
+                              where(frame)))
+        elif is_immutable_value(value):
             self.guard(Equals(src, value, covered, where(frame)))
         else:
             self.keep.append(value)
             self.guard(Is(src, value, covered, where(frame)))
 
-    def consume(self, prov: Prov, value, how: str, frame) -> None:
+    def declared_read(self, container, key, value) -> None:
+        """eager's code read ``container[key]`` and asks for it to be guarded."""
+        self.keep.append(container)
+        self.guard_read(Item(Fixed(container), key), value, False, None)
+
+    def consume(self, prov: Prov, value, how: str, frame, sym_ok: bool = False) -> None:
         """``value`` is used by an operation the observer does not see into: ``how`` is
-        "content" (its items are read), "truth" / "len" (its length), or "use"."""
+        "content" (its items are read), "truth" / "len" (its length), or "use".  A dynamic
+        number used where its value matters is specialized (guarded on its value) unless
+        ``sym_ok`` (arithmetic, tensor ops: it stays an input)."""
         if value is peek.NULL:
             return
         if not prov.det:
             raise Unsure("uses a value whose origin the compiler lost track of")
+        if is_sym(value):
+            if not sym_ok:
+                specialize(value)
+            return
         if prov.fresh or is_immutable_value(value) or isinstance(value, (Tensor, tuple,
                                                                            frozenset)):
             return  # (a tuple's items are guarded where they are used)

@@ -127,8 +127,8 @@ class Node:
                     out.append(self.out_data)
                 continue
             a, v = entry
-            if v is None:
-                out.append(a)
+            if v is None:  # a Python number (a compiler's dynamic one: its value on arrays)
+                out.append(a if as_tensors or type(a) in _PLAIN else _value_of(a))
                 continue
             if a._version[0] != v:
                 self._modified(a._data.shape, a._data.dtype, a._version, v, False)
@@ -143,6 +143,14 @@ class Node:
             f"inplace operation{by}: [{dtype} {list(shape)}], which is {what}, is at version "
             f"{counter[0]}; expected version {expected} instead. Hint: the backtrace further "
             "above can show the forward op; enable eager.autograd.set_detect_anomaly(True).")
+
+
+_PLAIN = (float, int, bool, type(None))
+
+
+def _value_of(a):
+    plain = getattr(a, "_plain", None)  # compiler.pystate.symbolic's numbers
+    return plain() if plain is not None else a
 
 
 class AccumulateGrad:

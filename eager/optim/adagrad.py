@@ -54,7 +54,7 @@ class Adagrad(Optimizer):
     @_no_grad_step
     def step(self):
         for group in self.param_groups:
-            lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
+            lr, lr_decay, eps = self._hyper(group, "lr"), group["lr_decay"], group["eps"]
             weight_decay, maximize = group["weight_decay"], group["maximize"]
             for p in group["params"]:
                 grad = p.grad

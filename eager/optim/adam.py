@@ -58,7 +58,7 @@ class Adam(Optimizer):
     @_no_grad_step
     def step(self):
         for group in self.param_groups:
-            lr = group["lr"]
+            lr = self._hyper(group, "lr")
             beta1, beta2 = group["betas"]
             eps = group["eps"]
             weight_decay = group["weight_decay"]

@@ -62,12 +62,23 @@ class Optimizer:
                     s += f"    {key}: {group[key]}\n"
         return s + ")"
 
+    def _hyper(self, group: dict, key: str):
+        """A hyperparameter a step reads.  While a compiled step is traced, the compiler
+        guards it like Python state it reads (so a value that changes every step, as an
+        LR scheduler's, becomes an input of the trace instead of a constant)."""
+        value = group[key]
+        if STATE.tracer is not None:
+            STATE.tracer.on_python_read(group, key, value)
+        return value
+
     def _trace_signature(self) -> tuple:
-        """What a compiled step depends on besides tensor values: hyperparameters, which
-        parameters, and which state tensors exist (by identity)."""
+        """What a compiled step depends on besides tensor values: hyperparameters (those
+        read through :meth:`_hyper` are guarded there), which parameters, and which state
+        tensors exist (by identity)."""
         groups = []
         for g in self.param_groups:
-            hyper = tuple((k, _frozen(v)) for k, v in g.items() if k != "params")
+            hyper = tuple((k, _frozen(v)) for k, v in g.items()
+                          if k != "params" and k not in _READ_BY_HYPER)
             groups.append((hyper, tuple(id(p) for p in g["params"])))
         state = tuple((id(p), tuple((k, id(v) if isinstance(v, Tensor) else _frozen(v))
                                     for k, v in st.items()))
@@ -212,6 +223,9 @@ def _frozen(v):
         return v
     except TypeError:
         return id(v)
+
+
+_READ_BY_HYPER = ("lr",)
 
 
 def _no_grad_step(step):

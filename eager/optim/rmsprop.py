@@ -54,7 +54,7 @@ class RMSprop(Optimizer):
     @_no_grad_step
     def step(self):
         for group in self.param_groups:
-            lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+            lr, alpha, eps = self._hyper(group, "lr"), group["alpha"], group["eps"]
             weight_decay, momentum = group["weight_decay"], group["momentum"]
             centered, maximize = group["centered"], group["maximize"]
             for p in group["params"]:

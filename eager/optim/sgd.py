@@ -30,7 +30,7 @@ class SGD(Optimizer):
     @_no_grad_step
     def step(self):
         for group in self.param_groups:
-            lr = group["lr"]
+            lr = self._hyper(group, "lr")
             momentum = group["momentum"]
             dampening = group["dampening"]
             weight_decay = group["weight_decay"]

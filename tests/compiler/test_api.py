@@ -301,7 +301,7 @@ class TestExplain:
 
     def test_branch_kinds(self, backend):
         def f(x):
-            a = x.sum().item()  # <- item
+            a = round(x.sum().item(), 2)  # <- item
             b = float(x.max())  # <- float
             c = int(x.min() > 0)  # <- int
             return x * a + b + c
@@ -563,22 +563,33 @@ class TestTraceLimit:
         assert cf.stats()["hits"] == hits + 2
         assert "max_traces=2 reached" in str(cf.explain())
 
-    def test_scalar_argument_that_keeps_changing(self, backend):
+    def test_scalar_argument_that_keeps_changing_becomes_an_input(self, backend):
         def f(x, k):
             return x * k
 
         cf = compile(f, backend=backend, max_traces=3)
-        with pytest.warns(CompileWarning, match=r"arg 1 \(k\)"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", CompileWarning)
             for k in range(10):
                 assert_same(cf(torch.ones(2), k), f(torch.ones(2), k))
+        assert cf.stats()["traces"] == 2 and cf.stats()["hits"] == 8
+
+    def test_string_argument_that_keeps_changing(self, backend):
+        def f(x, name):
+            return x * len(name)
+
+        cf = compile(f, backend=backend, max_traces=3)
+        with pytest.warns(CompileWarning, match=r"arg 1 \(name\)"):
+            for k in range(10):
+                assert_same(cf(torch.ones(2), "a" * k), f(torch.ones(2), "a" * k))
         assert cf.stats()["traces"] == 3
 
     def test_warning_names_the_branch_that_keeps_changing(self, backend):
-        """``return loss.item()`` sees a new value on every call: the warning must say
-        which read it is (its source line), not just "new branch outcome"."""
+        """A value formatted into a string sees a new value on every call: the warning
+        must say which read it is (its source line), not just "new branch outcome"."""
         def f(x):
             y = (x * x).sum()
-            return y.item()  # <- the read
+            return f"{y.item():.3f}"  # <- the read
 
         cf = compile(f, backend=backend, max_traces=2)
         with warnings.catch_warnings(record=True) as rec:
@@ -590,9 +601,24 @@ class TestTraceLimit:
         assert len(msgs) == 1, msgs
         assert line_of(f, "# <- the read") in msgs[0], msgs[0]
 
+    def test_item_only_used_in_arithmetic_needs_no_guard(self, backend):
+        def f(x):
+            loss = (x * x).sum()
+            return x * loss.item(), loss.item() + 1
+
+        cf = compile(f, backend=backend, max_traces=2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", CompileWarning)
+            for v in range(6):
+                x = t([float(v), 1.0])
+                got, want = cf(x), f(x)
+                assert_same(got[0], want[0])
+                assert got[1] == want[1] and type(got[1]) is float
+        assert cf.stats()["traces"] == 1 and cf.stats()["hits"] == 5
+
     def test_branch_outcomes_count_against_the_limit(self, backend):
         def f(x):
-            return x * x.sum().item()
+            return x * round(x.sum().item(), 3)
 
         cf = compile(f, backend=backend, max_traces=3)
         with warnings.catch_warnings():

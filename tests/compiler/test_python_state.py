@@ -493,3 +493,145 @@ def test_existing_grad_changed_in_place_inside_the_function():
             return w.grad.sum()
         return step, World(w=w, state=lambda: w.grad.clone())
     twins(make, args=lambda i: (torch.ones(2) * (i + 1),))
+
+
+# -- numbers that change every call become inputs (no cliff) --------------------------------------
+
+def test_counter_replays_once_dynamic():
+    def make():
+        c = Counter()
+        return c, c
+    cf = twins(make, n=8)
+    s = cf.stats()
+    assert s["traces"] <= 3 and s["hits"] >= 5, s
+
+
+def test_float_argument_changing_every_call_becomes_an_input():
+    def f(x, s):
+        return torch.tanh(x * s) + s
+
+    cf = compiler.compile(f)
+    x = torch.randn(8)
+    for i in range(8):
+        s = 0.25 + 0.1 * i
+        got, want = cf(x, s), f(x, s)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=2e-7, atol=1e-7)
+        if i == 1:
+            compiler.wait()
+    st = cf.stats()
+    assert st["traces"] == 2 and st["hits"] == 6, st
+    assert "input of the trace" in str(cf.explain())
+
+
+def test_attribute_changing_every_call_becomes_an_input():
+    def make():
+        m = Scale()
+        return m, m
+
+    def change(m, i):
+        m.alpha = 1.0 + i
+
+    cf = twins(make, change, n=8)
+    assert cf.stats()["hits"] >= 5
+
+
+def test_dynamic_number_in_a_branch_and_in_c_code_specializes():
+    import math
+
+    class Gate:
+        def __init__(self):
+            self.t = 0.0
+
+        def __call__(self, x):
+            if self.t > 2.5:                   # a branch on the number: guarded
+                x = x * 2
+            return x * math.exp(-self.t)       # C code reads the value: guarded
+
+        def state(self):
+            return self.t
+
+    def make():
+        g = Gate()
+        return g, g
+
+    def change(g, i):
+        g.t = float(i)
+    twins(make, change, n=7)
+
+
+def test_dynamic_numbers_returned_and_stored():
+    class Acc:
+        def __init__(self):
+            self.total = 0.0
+            self.history = []
+
+        def __call__(self, x, w):
+            self.total = self.total + w
+            self.history.append(self.total * 2)
+            return x * self.total, self.total / 4
+
+        def state(self):
+            return {"total": self.total, "history": list(self.history)}
+
+    def make():
+        a = Acc()
+        return a, a
+
+    cf = twins(make, args=lambda i: (torch.ones(2), 0.5 * i), n=7)
+    assert cf.stats()["hits"] >= 3
+
+
+def test_adam_with_a_scheduler_changing_lr_every_step():
+    def make():
+        torch.manual_seed(0)
+        m = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 2))
+        opt = torch.optim.Adam(m.parameters(), lr=1e-2)
+        sched = torch.optim.lr_scheduler.ExponentialLR(opt, 0.9)
+        X, Y = torch.randn(16, 2), torch.randint(0, 2, (16,))
+
+        def step():
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(m(X), Y)
+            loss.backward()
+            opt.step()
+            return loss
+        return step, World(m=m, sched=sched,
+                           state=lambda: [p.detach().clone() for p in m.parameters()])
+
+    def change(w, i):
+        if i:
+            w.sched.step()
+    cf = twins(make, change, args=lambda i: (), n=8)
+    assert cf.stats()["hits"] >= 5, cf.stats()
+
+
+@pytest.mark.regression("the backward baked the trace-time value of a dynamic number")
+def test_gradients_through_a_dynamic_number():
+    m = Scale()
+    cf = compiler.compile(m)
+    for i in range(6):
+        m.alpha = 0.5 + i
+        xc = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        xe = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        (cf(xc) * xc).sum().backward()
+        (m(xe) * xe).sum().backward()
+        np.testing.assert_allclose(xc.grad.numpy(), xe.grad.numpy(), rtol=1e-6)
+        if i == 1:
+            compiler.wait()
+    assert cf.stats()["hits"] >= 3
+
+
+def test_history_of_item_values_replays():
+    hist = []
+
+    def f(x):
+        loss = (x * x).sum()
+        hist.append(loss.item())
+        return loss
+
+    cf = compiler.compile(f)
+    for i in range(5):
+        cf(torch.ones(3) * i)
+    assert hist == [3.0 * i * i for i in range(5)]
+    assert all(type(v) is float for v in hist)
+    assert cf.stats()["hits"] == 4

@@ -297,6 +297,8 @@ def test_zero_grad_and_closure_and_repr():
 class _Recorder:
     """A stand-in compiler tracer: records ops, in-place writes and data reads."""
 
+    has_syms = False  # no dynamic Python numbers in play
+
     def __init__(self):
         self.ops, self.inplace, self.branches = [], [], []
 
