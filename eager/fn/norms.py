@@ -16,10 +16,13 @@ from ..dispatch import dispatch
 from ..ops import elementwise as _ew
 from ..ops import reduce as _red
 from ..ops import shape as _shp
+from ..ops.linalg import scalar_name
 from ..tensor import Tensor, _wrap_dim
+from .args import is_empty_dims as _is_empty_dims
+from .args import is_int as _is_int
+from .args import reduce_dims as _dims
 from .decomp import linalg_svdvals
 from .elementwise import cast
-from .reduce import _dims, _is_empty_dims, _is_int, _tname
 
 __all__ = ["norm"]
 
@@ -27,7 +30,7 @@ __all__ = ["norm"]
 def _check_float(x: Tensor, op: str) -> None:
     if x._data.dtype.kind != "f":
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
-                           f"{_tname(x._data.dtype)}")
+                           f"{scalar_name(x._data.dtype)}")
 
 
 def linalg_vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:

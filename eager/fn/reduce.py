@@ -24,8 +24,11 @@ from ..dispatch import dispatch
 from ..ops import reduce as _red
 from ..ops import shape as _shp
 from ..tensor import Tensor, _wrap_dim
-from .args import norm_dims
+from .args import is_empty_dims as _is_empty_dims
+from .args import is_int as _is_int
+from .args import reduce_dims as _dims
 from .elementwise import cast, maximum, minimum
+from .norms import norm  # noqa: F401  (torch.norm lives with the linalg norms)
 
 __all__ = [
     "all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumsum", "log_softmax",
@@ -49,25 +52,6 @@ def _tname(np_dtype) -> str:
 
 def _np_dtype(dtype):
     return None if dtype is None else _dt.to_numpy(dtype)
-
-
-def _is_int(x) -> bool:
-    return isinstance(x, (int, np.integer))
-
-
-def _is_empty_dims(dim) -> bool:
-    return dim is not None and not _is_int(dim) and len(dim) == 0
-
-
-def _dims(input, dim, op: str, empty_all: bool = True) -> tuple:
-    """Canonical ``dim``: a sorted tuple of non-negative ints; ``()`` for 0-d inputs.
-    An empty ``dim`` means every dimension (``empty_all``) or none."""
-    nd = input.ndim
-    if _is_empty_dims(dim):
-        dims = tuple(range(nd)) if empty_all else ()
-    else:
-        dims = norm_dims(dim, nd, op)
-    return dims if nd else ()
 
 
 def _one_dim(input, dim, op: str) -> int:

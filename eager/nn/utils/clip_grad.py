@@ -13,7 +13,7 @@ import math
 from ...autograd.grad_mode import no_grad
 from ...factories import tensor
 from ...fn.elementwise import clamp
-from ...fn.norms import norm
+from ...fn.reduce import norm
 from ...fn.shape import stack
 from ...tensor import Tensor
 
