@@ -37,6 +37,7 @@ from .pystate.effects import graph_scalars
 from .pystate.guards import GuardSet
 from .pystate.observer import Observer
 from .pystate.symbolic import is_sym
+from .regions import Regions
 
 _EAGER = "eager"  # cache value: this key runs eagerly
 _ALL: list = []   # weak registry for compiler.reset()
@@ -86,6 +87,7 @@ class CompiledFunction:
                        "guard_failures": 0, "compile_seconds": 0.0}
         self._fallback_reasons: list[str] = []
         self._dyn = DynamicScalars()
+        self._regions = None
         self._records: list = []  # (key, variant, path) for explain()
 
     def stats(self) -> dict:
@@ -194,10 +196,14 @@ class CompiledFunction:
             if not self._warned_limit:
                 self._warned_limit = True
                 warnings.warn(f"{self.__name__}: reached max_traces={self.max_traces}; new "
-                              f"keys run eagerly. The guard that keeps changing: {reason}",
+                              f"keys run the function eagerly with each nn.Module it calls "
+                              f"compiled on its own. The guard that keeps changing: {reason}",
                               CompileWarning, stacklevel=3)
-            self._fallback(f"max_traces={self.max_traces} reached ({reason})")
-            return self.fn(*args, **kwargs)
+            self._fallback(f"max_traces={self.max_traces} reached ({reason}): the body runs "
+                           "eagerly, each Module call is a compiled region")
+            if self._regions is None:
+                self._regions = Regions(self._region)
+            return self._regions.run(self.fn, args, kwargs)
         tracer = Tracer(self.fullgraph)
         for t in tensors:
             tracer.add_input(t)
@@ -236,7 +242,11 @@ class CompiledFunction:
         try:
             path, pre = self._build(tracer, tensors, raw, observer)
         except GraphBreak as e:
-            raise GraphBreakError(f"{self.__name__}: graph break: {e}") from None
+            if self.fullgraph:
+                raise GraphBreakError(f"{self.__name__}: graph break: {e}") from None
+            self._always_eager = f"runs eagerly on every call: {e}"
+            self._fallback(self._always_eager, count=False)
+            return result
         except Exception as e:  # never an exception to the user: this key stays eager
             if self.fullgraph:
                 raise
@@ -255,6 +265,11 @@ class CompiledFunction:
         log.graph.info("%s: trace %d (%s)\n%s", self.__name__, self._n_traces, reason,
                        path.graph)
         return result
+
+    def _region(self, fn) -> "CompiledFunction":
+        """A compiled function for one Module call of a body running eagerly."""
+        return CompiledFunction(fn, fullgraph=False, max_traces=self.max_traces,
+                                backend=self.backend, check=self.check)
 
     def _run_eagerly(self, why: str) -> None:
         """The function cannot be compiled safely: every call runs eagerly from now on."""
@@ -445,7 +460,7 @@ def _trace_backward(tracer: Tracer, out: Tensor, diff_tensors: list):
     STATE.tracer = tracer
     try:
         grads = autograd.grad([out], diff_tensors, grad_outputs=[g], retain_graph=True,
-                              allow_unused=True)
+                              allow_unused=True, _partial=True)
     finally:  # what this recorded is the backward graph, never part of the forward
         STATE.tracer = None
         tracer.phase = "forward"

@@ -29,6 +29,7 @@ from eager import dtypes as _dt
 from eager.dispatch import dispatch
 from eager.ops.elementwise import Cast
 from eager.tensor import Tensor
+from eager.tracing import TracerHooks
 
 from .ir import Const, Graph, Guard, Node, Value
 from .pystate.symbolic import SymFloat, SymInt, is_sym, specialize
@@ -75,8 +76,9 @@ class GraphBreak(Exception):
     """Raised inside tracing only when ``fullgraph=True``."""
 
 
-class Tracer:
-    """Records one call of a function into a :class:`Graph` plus its side conditions."""
+class Tracer(TracerHooks):
+    """Records one call of a function into a :class:`Graph` plus its side conditions
+    (the hooks of eager's tracer contract, :class:`eager.tracing.TracerHooks`)."""
 
     def __init__(self, fullgraph: bool = False):
         self.fullgraph = fullgraph

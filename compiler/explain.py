@@ -20,6 +20,7 @@ class Explanation:
         self.stats = cf.stats()
         self.fallbacks = list(cf._fallback_reasons)
         self.always_eager = cf._always_eager
+        self.regions = cf._regions.summary() if cf._regions is not None else []
         self.traces = []
         for key, variant, path, reason in cf._records:
             self.traces.append(_trace_info(key, variant, path, reason, cf._argnames))
@@ -35,6 +36,10 @@ class Explanation:
                f"{s['compile_seconds']:.3f} s compiling"]
         if self.always_eager:
             out.append(f"  {self.always_eager}")
+        if self.regions:
+            out.append("  compiled regions (Module calls of a body running eagerly):")
+            out.extend(f"    {name}: {st['calls']} calls, {st['hits']} hits, "
+                       f"{st['traces']} traces" for name, st in self.regions)
         for i, t in enumerate(self.traces):
             out.append(f"\ntrace {i} (recorded because: {t['reason']}), {t['hits']} hits")
             out.append("  guards:")

@@ -7,13 +7,16 @@ captures a function; nothing else in ``eager`` imports the compiler.
 
 
 class _State:
-    __slots__ = ("grad_enabled", "inference", "anomaly", "tracer")
+    __slots__ = ("grad_enabled", "inference", "anomaly", "tracer", "regions")
 
     def __init__(self):
         self.grad_enabled = True
         self.inference = False
         self.anomaly = False
         self.tracer = None  # compiler.capture.Tracer while a function is being traced
+        # a compiled function running its body eagerly with each Module call compiled on
+        # its own (compiler.regions): Module.__call__ hands the call to it
+        self.regions = None
 
 
 STATE = _State()

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from ._state import STATE
+from .tracing import data_read as _leave
 
 
 class Tensor:
@@ -360,12 +361,6 @@ def _legacy_data(data) -> np.ndarray:
         kind = "str" if arr.dtype.kind in "US" else arr.dtype.name
         raise TypeError(f"new(): invalid data type '{kind}'")
     return np.array(arr, dtype=np.float32)
-
-
-def _leave(t: Tensor, what: str) -> None:
-    """A read of the data that leaves the graph: a tracer must stop replaying."""
-    if STATE.tracer is not None:
-        STATE.tracer.on_data_read(t, what)
 
 
 def _wrap_dim(dim: int, ndim: int, op: str = "") -> int:

@@ -191,7 +191,7 @@ class Observer:
         if not trusted_file(code.co_filename):
             # a library helper called by eager's own code belongs to that code
             return frame.f_back in self.states or not library_file(code.co_filename) \
-                or not self._started
+                or (code is self.root_code and not self._started)
         # eager's own code is trusted, except where the module layer (eager/nn) handles a
         # Module (its methods, and helpers given one): that code reads the module's Python
         # state.  Module attribute access itself is read at LOAD_ATTR instead.

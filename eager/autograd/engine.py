@@ -56,8 +56,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=None, materialize_grads=False):
-    """Return the gradients of ``outputs`` with respect to ``inputs`` (no ``.grad`` writes)."""
+         allow_unused=None, materialize_grads=False, *, _partial=False):
+    """Return the gradients of ``outputs`` with respect to ``inputs`` (no ``.grad`` writes).
+
+    ``_partial`` (for the compiler): partial derivatives, each input taken as independent
+    of the others — the walk stops at the inputs instead of following a non-leaf input's
+    history to another input behind it."""
     single = isinstance(inputs, Tensor)
     inputs = (inputs,) if single else tuple(inputs)
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
@@ -67,7 +71,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if not t.requires_grad:
             raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not "
                                "require grad")
-    got = _run(outputs, grad_outputs, retain_graph, create_graph, inputs, capture=True)
+    got = _run(outputs, grad_outputs, retain_graph, create_graph, inputs, capture=True,
+               partial=_partial)
     result = []
     for i, (t, g) in enumerate(zip(inputs, got)):
         if g is None:
@@ -82,23 +87,25 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(result)
 
 
-def _run(roots, root_grads, retain_graph, create_graph, inputs, capture):
+def _run(roots, root_grads, retain_graph, create_graph, inputs, capture, partial=False):
     global _callbacks
     outer, _callbacks = _callbacks, []
     try:
-        return _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture)
+        return _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
+                          partial)
     finally:
         _callbacks = outer
 
 
-def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture):
+def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
+               partial=False):
     if retain_graph is None:
         retain_graph = create_graph
     tracing = STATE.tracer is not None
     quiet = False  # the compiler recording a backward: user hooks must not run now
     if tracing:
         STATE.tracer.on_backward()
-        quiet = getattr(STATE.tracer, "phase", None) == "backward"
+        quiet = STATE.tracer.phase == "backward"
     as_tensors = create_graph or tracing
     F = T if as_tensors else A
 
@@ -152,6 +159,8 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture):
     seen = set(map(id, stack))
     while stack:
         n = stack.pop()
+        if partial and n in want_nodes:
+            continue  # an input: nothing behind it counts
         sends = leaf_deps is not None and (useful is None or useful.get(n))
         for nx in n.next:
             if type(nx) is Node:
@@ -177,6 +186,8 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture):
                 g = _tensor_hooks(node, g, as_tensors)
             if want_nodes and node in want_nodes:
                 captured[want_nodes[node]] = g if as_tensors else Tensor._make(np.asarray(g))
+                if partial:
+                    continue
             if useful is not None and not useful.get(node):
                 continue  # no wanted input lies behind this node
             saved = node.saved

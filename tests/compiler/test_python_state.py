@@ -635,3 +635,44 @@ def test_history_of_item_values_replays():
     assert hist == [3.0 * i * i for i in range(5)]
     assert all(type(v) is float for v in hist)
     assert cf.stats()["hits"] == 4
+
+
+# -- regions: when whole-function traces keep diverging -------------------------------------------
+
+def test_variable_length_loop_runs_compiled_regions():
+    class Seq(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(0)
+            self.cell = nn.GRUCell(2, 4)
+            self.head = nn.Linear(4, 1)
+
+        def forward(self, seq):
+            h = None
+            for t in range(seq.shape[0]):  # a trip count that is data
+                h = self.cell(seq[t][None], h)
+            return self.head(h).sum()
+
+    model = Seq()
+    cf = compiler.compile(model, max_traces=2)
+    rng = np.random.default_rng(0)
+    with pytest.warns(compiler.CompileWarning, match="compiled on its own"):
+        for i in range(8):
+            seq = torch.tensor(rng.standard_normal((2 + i % 5, 2)).astype(np.float32))
+            for p in model.parameters():
+                p.grad = None
+            loss_c = cf(seq)
+            loss_c.backward()
+            grads_c = [p.grad.clone() for p in model.parameters()]
+            for p in model.parameters():
+                p.grad = None
+            loss_e = model(seq)
+            loss_e.backward()
+            np.testing.assert_allclose(loss_c.item(), loss_e.item(), rtol=1e-5)
+            for gc, p in zip(grads_c, model.parameters()):
+                np.testing.assert_allclose(gc.numpy(), p.grad.numpy(), rtol=1e-5, atol=1e-6)
+            if i == 1:
+                compiler.wait()
+    regions = dict(cf.explain().regions)
+    assert regions["GRUCell"]["hits"] >= 10, regions
+    assert "compiled regions" in str(cf.explain())
