@@ -2,11 +2,11 @@
 errors: ``index_add``, ``index_copy``, ``index_fill``, ``masked_scatter`` (each with an
 in-place ``name_`` method).
 
-They reuse the advanced-indexing ops (see :mod:`eager.ops.index`): ``index_add`` adds the
-``index_put_add`` of ``source`` (repeated indices accumulate), ``index_copy`` and
-``index_fill`` are a ``set_item`` at ``index`` along ``dim``, so gradients flow to the
-input outside the written positions and to ``source``/``value``.  Index bounds are
-checked when the function is called.
+``index_add``, ``index_copy`` and ``masked_scatter`` are ops of their own (see
+:mod:`eager.ops.index`) that check their indices on every call, compiled replays
+included; ``index_fill`` is a ``set_item`` at ``index`` along ``dim`` (negative indices
+count from the end, as PyTorch's).  Gradients flow to the input outside the written
+positions and to ``source``/``value``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from ..dispatch import dispatch
 from ..ops import index as _ix
 from ..ops.linalg import scalar_name
 from ..tensor import Tensor, _wrap_dim
-from .elementwise import add, mul
 from .shape import broadcast_shapes, expand, reshape, unsqueeze
 
 __all__ = ["index_add", "index_copy", "index_fill", "masked_scatter"]
@@ -63,24 +62,15 @@ def index_add(input, dim: int, index, source, *, alpha=1):
         raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
                            f"specified dimension. Got self.shape = {list(input.shape)} "
                            f"source.shape = {list(source.shape)}")
-    n = x._data.shape[d]
-    data = ix._data
-    if data.size and (data.min() < 0 or data.max() >= n):
-        raise IndexError("index out of range in self")
-    if alpha != 1:
-        src = mul(src, alpha)
-    added = dispatch(_ix.IndexPutAdd, src, unsqueeze(ix, 0), shape=tuple(x._data.shape),
-                     dims=(d,))
-    out = add(x, added)
+    out = dispatch(_ix.IndexAdd, x, ix, src, dim=d, alpha=alpha)
     return reshape(out, ()) if input.ndim == 0 else out
 
 
-def _check_bounds(ix: Tensor, n: int, d: int, op: str) -> None:
+def _check_fill_bounds(ix: Tensor, n: int, d: int) -> None:
     data = ix._data
-    if data.size and (data.min() < 0 or data.max() >= n):
-        bad = int(data.min()) if data.min() < 0 else int(data.max())
-        prefix = f"{op}(): " if op else ""
-        raise IndexError(f"{prefix}index {bad} is out of bounds for dimension {d} with size {n}")
+    if data.size and (data.min() < -n or data.max() >= n):
+        bad = int(data.min()) if data.min() < -n else int(data.max())
+        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}")
 
 
 def index_copy(input, dim: int, index, source):
@@ -111,8 +101,7 @@ def index_copy(input, dim: int, index, source):
             raise RuntimeError(f"{op}(): Source/destination tensor must have same slice "
                                f"shapes. Destination slice shape: {a} at dimension {i} and "
                                f"source slice shape: {b} at dimension {i}.")
-    _check_bounds(ix, x._data.shape[d], d, op)
-    out = dispatch(_ix.SetItem, x, src, unsqueeze(ix, 0), key=_key(x._data.shape), dims=(d,))
+    out = dispatch(_ix.IndexCopy, x, ix, src, dim=d)
     return reshape(out, ()) if input.ndim == 0 else out
 
 
@@ -128,7 +117,7 @@ def index_fill(input, dim: int, index, value):
                            f"tensor with {value.ndim} dimension(s).")
     x = _as_1d(input)
     d = _wrap_dim(dim, input.ndim, op)
-    _check_bounds(ix, x._data.shape[d], d, "")
+    _check_fill_bounds(ix, x._data.shape[d], d)
     out = dispatch(_ix.SetItem, x, value, unsqueeze(ix, 0), key=_key(x._data.shape),
                    dims=(d,))
     return reshape(out, ()) if input.ndim == 0 else out

@@ -404,3 +404,54 @@ class MaskedGather(Op):
         mask = saved[0]
         zeros = F.full(shape=node.shapes[0], value=0, dtype=node.dtypes[0])
         return F.masked_scatter(zeros, mask, gg), None
+
+
+def _along_key(ndim: int, dim: int, index: np.ndarray) -> tuple:
+    return (slice(None),) * dim + (index,)
+
+
+class IndexAdd(Op):
+    """``a`` with ``alpha * source`` added at ``index`` (1-D, in ``[0, size)``) along ``dim``;
+    repeated indices accumulate.  Checked on every call (a compiled replay too)."""
+    saves = (1,)
+
+    def forward(a, index, source, dim, alpha=1):
+        n = a.shape[dim]
+        if index.size and (index.min() < 0 or index.max() >= n):
+            raise IndexError("index out of range in self")
+        out = np.array(a)
+        np.add.at(out, _along_key(a.ndim, dim, index), source if alpha == 1 else source * alpha)
+        return out
+
+    def backward(F, g, saved, node):
+        p = node.params
+        gs = None
+        if node.needs[2]:
+            gs = F.index(g, F.unsqueeze(saved[0], dims=(0,)), dims=(p["dim"],))
+            if p.get("alpha", 1) != 1:
+                gs = F.mul(gs, p["alpha"])
+        return g, None, gs
+
+
+class IndexCopy(Op):
+    """``a`` with the slices of ``source`` written at ``index`` (1-D, in ``[0, size)``) along
+    ``dim``.  Checked on every call (a compiled replay too)."""
+    saves = (1,)
+
+    def forward(a, index, source, dim):
+        n = a.shape[dim]
+        if index.size and (index.min() < 0 or index.max() >= n):
+            bad = int(index.min()) if index.min() < 0 else int(index.max())
+            raise IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {dim} "
+                             f"with size {n}")
+        out = np.array(a)
+        out[_along_key(a.ndim, dim, index)] = source
+        return out
+
+    def backward(F, g, saved, node):
+        dim = node.params["dim"]
+        idx = F.unsqueeze(saved[0], dims=(0,))
+        key = tuple((0, s, 1) for s in node.shapes[0])
+        ga = F.set_item(g, 0.0, idx, key=key, dims=(dim,)) if node.needs[0] else None
+        gs = F.index(g, idx, dims=(dim,)) if node.needs[2] else None
+        return ga, None, gs

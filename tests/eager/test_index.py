@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import compiler
 import eager
 from tests.helpers import gradcheck
 
@@ -767,3 +768,23 @@ def _ix(like, values):
 
 def _mask(like, m):
     return _lib(like).tensor(m)
+
+
+def test_index_fill_negative_indices_and_compiled_index_checks():
+    assert eager.zeros(3).index_fill(0, eager.tensor([-1]), 2.0).tolist() == [0.0, 0.0, 2.0]
+
+    def f(x, ix):
+        return x.index_add(0, ix, x[:2] * 2.0) + x.index_copy(0, ix, x[1:3])
+
+    cf = compiler.compile(f)
+    x = eager.tensor(arr(4, 2))
+    for i in range(3):
+        np.testing.assert_array_equal(cf(x, eager.tensor([3, 0])).numpy(),
+                                      f(x, eager.tensor([3, 0])).numpy())
+        if i == 1:
+            compiler.wait()
+    assert cf.stats()["hits"] >= 1
+    for bad in ([4, 0], [-1, 0]):  # checked on a replay too, not wrapped around
+        with pytest.raises(IndexError, match="out of (range|bounds)"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the failed replay says it reruns eagerly
+            cf(x, eager.tensor(bad))
