@@ -203,10 +203,6 @@ def check_float_matrix(a: np.ndarray, op: str, name: str = "A") -> None:
                            f"{scalar_name(a.dtype)}")
 
 
-def _mm(F, a, b):
-    return F.matmul(a, b)
-
-
 def _diag_embed(F, v):
     """Square matrices with ``v``'s last dimension on the diagonal."""
     n = v.shape[-1]
@@ -287,8 +283,8 @@ class Qr(Op):
         # A = [X | Y] with X = Q U square: Y = Q V, and X's gradient sees gQ + Y gV^T
         u, v = _cols(F, r, 0, m), _cols(F, r, m, n)
         gu, gv = _cols(F, gr, 0, m), _cols(F, gr, m, n)
-        gy = _mm(F, q, gv)
-        gx = _qr_square_grad(F, q, u, F.add(gq, _mm(F, _mm(F, q, v), _t(F, gv))), gu)
+        gy = F.matmul(q, gv)
+        gx = _qr_square_grad(F, q, u, F.add(gq, F.matmul(F.matmul(q, v), _t(F, gv))), gu)
         return (F.cat(gx, gy, dim=len(shape) - 1),)
 
 
@@ -307,8 +303,8 @@ def _rows(F, x, start: int, stop: int):
 
 def _qr_square_grad(F, q, r, gq, gr):
     """``(gQ + Q copyltu(R gR^T - gQ^T Q)) R^-T`` (R square upper triangular)."""
-    m = F.sub(_mm(F, r, _t(F, gr)), _mm(F, _t(F, gq), q))
-    b = F.add(gq, _mm(F, q, _copyltu(F, m)))
+    m = F.sub(F.matmul(r, _t(F, gr)), F.matmul(_t(F, gq), q))
+    b = F.add(gq, F.matmul(q, _copyltu(F, m)))
     return F.solve_triangular(_t(F, r), b, upper=False, left=False, unitriangular=False)
 
 
@@ -352,18 +348,18 @@ def svd_grad(F, u, s, vh, gu, gs, gvh, m: int, n: int):
     s_row, s_col = _as_row(F, s), _as_col(F, s)          # scale columns / rows
     s2 = F.mul(s, s)
     gaps = F.sub(_as_row(F, s2), _as_col(F, s2))
-    core = F.add(F.mul(_divide_gaps(F, _skew(F, _mm(F, _t(F, u), gu)), gaps), s_row),
-                 F.mul(s_col, _divide_gaps(F, _skew(F, _mm(F, _t(F, v), gv)), gaps)))
+    core = F.add(F.mul(_divide_gaps(F, _skew(F, F.matmul(_t(F, u), gu)), gaps), s_row),
+                 F.mul(s_col, _divide_gaps(F, _skew(F, F.matmul(_t(F, v), gv)), gaps)))
     core = F.add(core, _diag_embed(F, gs))
     if m > n:      # gU's part outside span(U): (I - U U^T) gU S^-1
         gus = F.div(gu, s_row)
-        core = F.add(_mm(F, u, core), F.sub(gus, _mm(F, u, _mm(F, _t(F, u), gus))))
-        return _mm(F, core, vh)
+        core = F.add(F.matmul(u, core), F.sub(gus, F.matmul(u, F.matmul(_t(F, u), gus))))
+        return F.matmul(core, vh)
     if n > m:      # gV's part outside span(V): S^-1 gV^T (I - V V^T)
         gvs = F.div(gv, s_row)
-        core = F.add(_mm(F, core, vh), F.sub(_t(F, gvs), _mm(F, _mm(F, _t(F, gvs), v), vh)))
-        return _mm(F, u, core)
-    return _mm(F, _mm(F, u, core), vh)
+        core = F.add(F.matmul(core, vh), F.sub(_t(F, gvs), F.matmul(F.matmul(_t(F, gvs), v), vh)))
+        return F.matmul(u, core)
+    return F.matmul(F.matmul(u, core), vh)
 
 
 class Svdvals(Op):
@@ -379,14 +375,10 @@ class Svdvals(Op):
         batch, (m, n) = tuple(shape[:-2]), shape[-2:]
         u, _, vh = unpack(F, F.svd(saved[0], full_matrices=False), batch,
                           svd_shapes(m, n, False))
-        return (_mm(F, F.mul(u, _as_row(F, g)), vh),)
+        return (F.matmul(F.mul(u, _as_row(F, g)), vh),)
 
 
 # -- symmetric eigendecomposition ---------------------------------------------------------
-
-def _check_uplo(a: np.ndarray, op: str) -> None:
-    check_square(a, op)
-
 
 class Eigh(Op):
     """Eigenvalues (ascending) and orthonormal eigenvectors of symmetric matrices, packed
@@ -395,7 +387,7 @@ class Eigh(Op):
     saves = (OUT,)
 
     def forward(a, upper=False):
-        _check_uplo(a, "linalg.eigh")
+        check_square(a, "linalg.eigh")
         w, v = np.linalg.eigh(a, UPLO="U" if upper else "L")
         return pack(a.shape[:-2], w, v)
 
@@ -406,9 +398,9 @@ class Eigh(Op):
         w, v = unpack(F, saved[0], batch, shapes)
         gw, gv = unpack(F, g, batch, shapes)
         gaps = F.sub(_as_row(F, w), _as_col(F, w))
-        core = _divide_gaps(F, F.mul(_skew(F, _mm(F, _t(F, v), gv)), 0.5), gaps)
+        core = _divide_gaps(F, F.mul(_skew(F, F.matmul(_t(F, v), gv)), 0.5), gaps)
         core = F.add(core, _diag_embed(F, gw))
-        return (_mm(F, _mm(F, v, core), _t(F, v)),)
+        return (F.matmul(F.matmul(v, core), _t(F, v)),)
 
 
 class Eigvalsh(Op):
@@ -416,7 +408,7 @@ class Eigvalsh(Op):
     saves = (0,)
 
     def forward(a, upper=False):
-        _check_uplo(a, "linalg.eigh")
+        check_square(a, "linalg.eigh")
         return np.linalg.eigvalsh(a, UPLO="U" if upper else "L")
 
     def backward(F, g, saved, node):
@@ -424,4 +416,4 @@ class Eigvalsh(Op):
         batch, n = tuple(shape[:-2]), shape[-1]
         _, v = unpack(F, F.eigh(saved[0], upper=node.params.get("upper", False)), batch,
                       [(n,), (n, n)])
-        return (_mm(F, F.mul(v, _as_row(F, g)), _t(F, v)),)
+        return (F.matmul(F.mul(v, _as_row(F, g)), _t(F, v)),)

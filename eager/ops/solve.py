@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import OUT, Op
-from .decomp import LinAlgError, _mm, _t, check_square, pack, unpack
+from .decomp import LinAlgError, _t, check_square, pack, unpack
 
 
 def _first_zero_pivot(m: np.ndarray) -> int:
@@ -88,7 +88,7 @@ class Inv(Op):
 
     def backward(F, g, saved, node):
         inv_t = _t(F, saved[0])
-        return (F.neg(_mm(F, _mm(F, inv_t, g), inv_t)),)
+        return (F.neg(F.matmul(F.matmul(inv_t, g), inv_t)),)
 
 
 class LuInfo(Op):
@@ -127,7 +127,7 @@ class Solve(Op):
         gb = F.solve(_t(F, a), g, left=left, check=False)
         ga = None
         if node.needs[0]:
-            ga = F.neg(_mm(F, gb, _t(F, x)) if left else _mm(F, _t(F, x), gb))
+            ga = F.neg(F.matmul(gb, _t(F, x)) if left else F.matmul(_t(F, x), gb))
         return ga, (gb if node.needs[1] else None)
 
 
@@ -179,7 +179,7 @@ class Cofactor(Op):
         n = node.shapes[0][-1]
         eye = F.eye(n=n, m=n, dtype=node.dtypes[0])
         inv_t = _t(F, F.inv(a, check=False))
-        return (_mm(F, F.sub(F.mul(dot, eye), _mm(F, c, _t(F, g))), inv_t),)
+        return (F.matmul(F.sub(F.mul(dot, eye), F.matmul(c, _t(F, g))), inv_t),)
 
 
 class Slogdet(Op):
@@ -225,14 +225,14 @@ class Pinv(Op):
         m, n = node.shapes[0][-2:]
         p_t, g_t = _t(F, p), _t(F, g)
         if m <= n:
-            k = _mm(F, g_t, p)
-            k_p_t = _mm(F, k, p_t)
-            out = F.add(F.neg(_t(F, _mm(F, p, k))), k_p_t)
-            out = F.sub(out, _mm(F, _mm(F, a, p), k_p_t))
-            return (F.add(out, _mm(F, _mm(F, p_t, p), F.sub(g_t, _mm(F, k, a)))),)
-        k = _mm(F, p, g_t)
-        p_t_k = _mm(F, p_t, k)
-        out = F.neg(_t(F, _mm(F, k, p)))
-        out = F.add(out, _mm(F, _mm(F, F.sub(g_t, _mm(F, a, k)), p), p_t))
-        return (F.sub(F.add(out, p_t_k), _mm(F, _mm(F, p_t_k, p), a)),)
+            k = F.matmul(g_t, p)
+            k_p_t = F.matmul(k, p_t)
+            out = F.add(F.neg(_t(F, F.matmul(p, k))), k_p_t)
+            out = F.sub(out, F.matmul(F.matmul(a, p), k_p_t))
+            return (F.add(out, F.matmul(F.matmul(p_t, p), F.sub(g_t, F.matmul(k, a)))),)
+        k = F.matmul(p, g_t)
+        p_t_k = F.matmul(p_t, k)
+        out = F.neg(_t(F, F.matmul(k, p)))
+        out = F.add(out, F.matmul(F.matmul(F.sub(g_t, F.matmul(a, k)), p), p_t))
+        return (F.sub(F.add(out, p_t_k), F.matmul(F.matmul(p_t_k, p), a)),)
 
