@@ -103,6 +103,8 @@ class Tracer(TracerHooks):
         self.has_syms = False                  # dynamic Python scalars are in play
         self.observer = None                   # the pystate observer of this trace
         self.sym_inputs: list = []             # (Source, Value, int | float) per dynamic one
+        self.sym_sources: dict = {}            # id(tensor of a dynamic input) -> Source
+        self.sym_casts: dict = {}              # (id(tensor), dtype) -> input read as dtype
         self.n_guards = 0
         self.has_backward = False
         self.has_random = False
@@ -192,8 +194,19 @@ class Tracer(TracerHooks):
         v = self.new_value(t._data)
         self.bind(t._data, v)
         self.sym_inputs.append((source, v, kind))
+        self.sym_sources[id(t)] = source
         self.has_syms = True
         return SymFloat(value, t) if kind is float else SymInt(value, t)
+
+    def _sym_input_as(self, st: Tensor, dtype) -> Value:
+        key = (id(st), dtype)
+        v = self.sym_casts.get(key)
+        if v is None:
+            arr = np.asarray(st._data, dtype)
+            v = self.sym_casts[key] = self.new_value(arr)
+            self.keep.append(arr)
+            self.sym_inputs.append((self.sym_sources[id(st)], v, None))
+        return v
 
     def unwrap(self, args, params):
         """Arguments of an op with dynamic scalars replaced by their values (the op's
@@ -233,9 +246,12 @@ class Tracer(TracerHooks):
                     inputs.append(p)
                     continue
                 st = a._t
-                if st._data.dtype != dtype:
-                    st = dispatch(Cast, st, dtype=dtype)
-                inputs.append(self.value_of(st))
+                if st._data.dtype == dtype:
+                    inputs.append(self.value_of(st))
+                elif id(st) in self.sym_sources:  # read from its place in this dtype
+                    inputs.append(self._sym_input_as(st, dtype))
+                else:
+                    inputs.append(self.value_of(dispatch(Cast, st, dtype=dtype)))
             elif isinstance(a, Tensor):
                 inputs.append(self.value_of(a))
             else:

@@ -108,6 +108,10 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
         quiet = STATE.tracer.phase == "backward"
     as_tensors = create_graph or tracing
     F = T if as_tensors else A
+    if not as_tensors and inputs is None and len(roots) == 1 and not STATE.anomaly:
+        chain = _chain(roots[0])
+        if chain is not None:
+            return _run_chain(roots[0], chain, root_grads, retain_graph)
 
     if root_grads is not None and len(root_grads) != len(roots):
         raise RuntimeError(f"got {len(root_grads)} gradients for {len(roots)} outputs")
@@ -249,6 +253,81 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
     finally:
         STATE.grad_enabled = prev_mode
     return captured
+
+
+def _chain(root):
+    """The nodes from ``root`` down to one leaf when the graph is a single chain (each
+    node sends to at most one node or leaf, no hooks): the common small backward, run
+    without the general walk's bookkeeping.  None otherwise."""
+    node = root.grad_fn
+    if node is None:
+        return None
+    nodes = []
+    while True:
+        if node.hooks or node.retains:
+            return None
+        nexts = [nx for nx in node.next if nx is not None]
+        nodes.append(node)
+        if not nexts:
+            return nodes
+        if len(nexts) > 1:
+            return None
+        nx = nexts[0]
+        if type(nx) is not Node:
+            return nodes
+        node = nx
+
+
+def _run_chain(root, nodes, root_grads, retain_graph):
+    g = None if root_grads is None else root_grads[0]
+    if g is None:
+        if root._data.size != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs "
+                               f"(got an output of shape {tuple(root._data.shape)})")
+        g = np.ones_like(root._data)
+    else:
+        if not isinstance(g, Tensor):
+            g = Tensor._make(np.asarray(g, dtype=root._data.dtype))
+        if g._data.shape != root._data.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
+                               f"{tuple(g._data.shape)} and output[0] has a shape of "
+                               f"{tuple(root._data.shape)}.")
+        g = g._data
+    prev_mode = STATE.grad_enabled
+    STATE.grad_enabled = False
+    try:
+        leaf = None
+        for node in nodes:
+            saved = node.saved
+            grads = node.op.backward(A, g, node.unpack(False) if saved is None or saved else (),
+                                     node)
+            if not retain_graph and saved:
+                node.saved = None
+                node.out_data = None
+            g = None
+            for i, nx in enumerate(node.next):
+                if nx is None:
+                    continue
+                gi = grads[i]
+                if gi is not None:
+                    if gi.shape != node.shapes[i]:
+                        gi = A.sum_to(gi, shape=node.shapes[i])
+                    if gi.dtype != node.dtypes[i]:
+                        gi = A.cast(gi, dtype=node.dtypes[i])
+                g = gi
+                if type(nx) is not Node:
+                    leaf = nx
+            if g is None:
+                break
+        if leaf is not None and g is not None:
+            if type(g) is not _ndarray or g.base is not None:
+                g = np.array(g)
+            _LeafFinisher(False, False, False, None)(id(leaf), leaf, g)
+        while _callbacks:
+            _callbacks.pop(0)()
+    finally:
+        STATE.grad_enabled = prev_mode
+    return []
 
 
 class _LeafFinisher:

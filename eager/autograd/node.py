@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import traceback
 
+import numpy as np
+
 from .._state import STATE
 from ..ops.base import OUT
 from ..tensor import Tensor
@@ -145,7 +147,7 @@ class Node:
             "above can show the forward op; enable eager.autograd.set_detect_anomaly(True).")
 
 
-_PLAIN = (float, int, bool, type(None))
+_PLAIN = (np.ndarray, float, int, bool, type(None))
 
 
 def _value_of(a):
