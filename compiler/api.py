@@ -508,7 +508,7 @@ def _spec(obj, tensors, outs, tracer):
         outs.append(obj)
         return ("out", len(outs) - 1)
     t = type(obj)
-    if t is tuple and hasattr(obj, "_fields"):
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):  # a namedtuple (not t is tuple)
         return ("namedtuple", t, [_spec(o, tensors, outs, tracer) for o in obj])
     if t is tuple:
         return ("tuple", [_spec(o, tensors, outs, tracer) for o in obj])

@@ -25,6 +25,13 @@ from .fn.reduce import *
 from .fn.shape import *
 from .fn.index import *
 from .fn.linalg import *
+from .fn.sort import *
+from .fn.scan import *
+from .fn.index_update import *
+from .fn.combine import *
+from .fn.decomp import *
+from .fn.solve import *
+from .fn.norms import *
 from .fn.elementwise import abs, pow, round
 from .fn.reduce import sum
 from .factories import *
@@ -38,6 +45,7 @@ from . import distributed  # before nn: nn.parallel builds on it; never imports 
 from . import nn, optim, viz
 from . import utils
 from . import linalg, distributions
+from . import return_types
 from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, conv3d,
                             conv_transpose1d, conv_transpose2d, conv_transpose3d,
                             cosine_similarity, max_pool1d, max_pool2d, max_pool3d,

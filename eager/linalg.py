@@ -1,43 +1,58 @@
-"""``eager.linalg``: PyTorch's ``torch.linalg`` functions that eager has so far —
-``cholesky``, ``cholesky_ex``, ``solve_triangular`` (batched, differentiable) — and
-``LinAlgError``."""
+"""``eager.linalg``: PyTorch's ``torch.linalg`` namespace.
+
+Factorizations (``cholesky``, ``cholesky_ex``, ``qr``, ``svd``, ``svdvals``, ``eigh``,
+``eigvalsh``), inverses and solves (``inv``, ``inv_ex``, ``solve``, ``solve_ex``,
+``solve_triangular``, ``lstsq``, ``pinv``, ``matrix_rank``), determinants (``det``,
+``slogdet``), norms (``norm``, ``vector_norm``, ``matrix_norm``), products (``matmul``,
+``matrix_power``, ``multi_dot``, ``cross``, ``vecdot``) and ``diagonal``: batched over
+leading dimensions, differentiable with PyTorch's gradients, with its error messages
+(``LinAlgError`` for singular or non-positive-definite input).  The implementations are
+the ``eager.fn`` families ``decomp``, ``solve``, ``norms`` and ``linalg``.
+"""
 
 from __future__ import annotations
 
-from .dispatch import dispatch
-from .dtypes import int32
-from .factories import from_numpy, zeros, zeros_like
-from .fn.args import as_tensor_arg
-from .ops import decomp as _d
+from .fn.decomp import linalg_cholesky as cholesky
+from .fn.decomp import linalg_cholesky_ex as cholesky_ex
+from .fn.decomp import linalg_eigh as eigh
+from .fn.decomp import linalg_eigvalsh as eigvalsh
+from .fn.decomp import linalg_qr as qr
+from .fn.decomp import linalg_svd as svd
+from .fn.decomp import linalg_svdvals as svdvals
+from .fn.elementwise import mul as _mul
+from .fn.linalg import diagonal as _diagonal
+from .fn.linalg import linalg_cross as cross
+from .fn.linalg import matmul
+from .fn.norms import linalg_matrix_norm as matrix_norm
+from .fn.norms import linalg_norm as norm
+from .fn.norms import linalg_vector_norm as vector_norm
+from .fn.reduce import sum as _sum
+from .fn.solve import det, matrix_power
+from .fn.solve import linalg_inv as inv
+from .fn.solve import linalg_inv_ex as inv_ex
+from .fn.solve import linalg_lstsq as lstsq
+from .fn.solve import linalg_matrix_rank as matrix_rank
+from .fn.solve import linalg_multi_dot as multi_dot
+from .fn.solve import linalg_pinv as pinv
+from .fn.solve import linalg_slogdet as slogdet
+from .fn.solve import linalg_solve as solve
+from .fn.solve import linalg_solve_ex as solve_ex
+from .fn.solve import linalg_solve_triangular as solve_triangular
 from .ops.decomp import LinAlgError
 from .tensor import Tensor
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "solve_triangular"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eigh",
+           "eigvalsh", "inv", "inv_ex", "lstsq", "matmul", "matrix_norm", "matrix_power",
+           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
+           "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
 
 
-def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
-    """Lower-triangular ``L`` with ``A = L L^T`` (``upper=True``: ``L^T``); ``A`` symmetric
-    positive-definite, only its lower triangle is read.  Raises :class:`LinAlgError`
-    naming the leading minor that is not positive-definite."""
-    return dispatch(_d.Cholesky, as_tensor_arg(A), upper=bool(upper))
+def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """``torch.linalg.diagonal``: ``torch.diagonal`` with the last two dimensions as the
+    default matrix dimensions (a view)."""
+    return _diagonal(A, offset, dim1, dim2)
 
 
-def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False):
-    """``(L, info)``: ``info`` (int32, one per matrix) is 0 where the factorization
-    succeeded, else the order of the first leading minor that is not positive-definite
-    (``L`` is then zeros)."""
-    A = as_tensor_arg(A)
-    try:
-        return cholesky(A, upper=upper), zeros(tuple(A.shape[:-2]), dtype=int32)
-    except LinAlgError:
-        if check_errors:
-            raise
-    return zeros_like(A), from_numpy(_d.first_bad_minor(A._data))
-
-
-def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
-                     unitriangular: bool = False) -> Tensor:
-    """``X`` with ``A X = B`` (``left=True``) or ``X A = B``; ``A`` upper or lower
-    triangular (the other triangle is not read); batch dimensions broadcast."""
-    return dispatch(_d.SolveTriangular, as_tensor_arg(A), as_tensor_arg(B), upper=bool(upper),
-                    left=bool(left), unitriangular=bool(unitriangular))
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+    """Dot product of vectors along ``dim`` (batch dimensions broadcast)."""
+    return _sum(_mul(x, y), dim)

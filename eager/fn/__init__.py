@@ -3,6 +3,21 @@ functions bound as Tensor methods and in ``INPLACE`` the ones with a ``name_`` f
 optional ``FILLS`` maps in-place method names (``normal_``) to functions whose result is
 written into the tensor."""
 
-from . import elementwise, index, linalg, random, reduce, shape
+from . import (
+    combine,
+    decomp,
+    elementwise,
+    index,
+    index_update,
+    linalg,
+    norms,
+    random,
+    reduce,
+    scan,
+    shape,
+    solve,
+    sort,
+)
 
 FAMILIES = [elementwise, reduce, shape, linalg, index, random]
+FAMILIES += [sort, scan, index_update, combine, decomp, solve, norms]

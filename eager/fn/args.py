@@ -30,6 +30,25 @@ def norm_dims(dim, ndim: int, op: str) -> tuple:
     return dims
 
 
+def is_int(x) -> bool:
+    return isinstance(x, (int, np.integer))
+
+
+def is_empty_dims(dim) -> bool:
+    return dim is not None and not is_int(dim) and len(dim) == 0
+
+
+def reduce_dims(input, dim, op: str, empty_all: bool = True) -> tuple:
+    """A reduction's canonical ``dim``: a sorted tuple of non-negative ints; ``()`` for 0-d
+    inputs.  An empty ``dim`` means every dimension (``empty_all``) or none."""
+    nd = input.ndim
+    if is_empty_dims(dim):
+        dims = tuple(range(nd)) if empty_all else ()
+    else:
+        dims = norm_dims(dim, nd, op)
+    return dims if nd else ()
+
+
 def norm_shape(shape, op: str = "") -> tuple:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list, Tensor)):
         shape = shape[0]

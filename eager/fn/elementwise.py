@@ -12,8 +12,11 @@ import numpy as np
 from .. import dtypes as _dt
 from ..dispatch import dispatch
 from ..ops import elementwise as _ew
+from ..ops.linalg import cpp_name as _cpp_name
+from ..ops.linalg import scalar_name as _scalar_name
 from ..tensor import Tensor
 from .args import as_tensor_arg
+from .linalg import _need_tensor
 
 # -- arithmetic -------------------------------------------------------------------------
 
@@ -220,6 +223,56 @@ def cast(input, dtype):
     return dispatch(_ew.Cast, input, dtype=npd)
 
 
+
+# -- interpolation, clamping, non-finite replacement ------------------------------------------
+
+def clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):
+    return clamp(input, max=max)
+
+
+def lerp(input, end, weight):
+    """``input + weight * (end - input)``, with PyTorch's two-sided formula (exact at
+    ``weight`` 0 and 1); ``weight`` a Python number or a tensor, all three broadcast."""
+    _need_tensor("lerp", input, "input", 1)
+    _need_tensor("lerp", end, "end", 2)
+    a, b = input._data.dtype, end._data.dtype
+    if a != b:
+        raise RuntimeError(f"expected dtype {_cpp_name(a)} for `end` but got dtype "
+                           f"{_cpp_name(b)}")
+    kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
+    if a.kind != "f":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_scalar_name(a)}'")
+    step = sub(end, input)
+    if not isinstance(weight, Tensor):
+        w = float(weight)
+        return add(input, mul(step, w)) if -0.5 < w < 0.5 else sub(end, mul(step, 1.0 - w))
+    if weight.ndim and weight._data.dtype != a:
+        raise RuntimeError(f"expected dtype {_cpp_name(a)} for `weight` but got dtype "
+                           f"{_cpp_name(weight._data.dtype)}")
+    weight = cast(weight, _dt.from_numpy(a))
+    low = lt(abs(weight), 0.5)
+    return where(low, add(input, mul(weight, step)), sub(end, mul(step, sub(1.0, weight))))
+
+
+def nan_to_num(input, nan: float = 0.0, posinf=None, neginf=None):
+    """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default the
+    dtype's largest and lowest finite values); the gradient passes where ``input`` is
+    finite.  Integer and bool tensors are returned as a copy."""
+    dt = input._data.dtype
+    if dt.kind != "f":
+        from .shape import clone
+        return clone(input)
+    info = np.finfo(dt)
+    hi = float(info.max) if posinf is None else float(posinf)
+    lo = float(info.min) if neginf is None else float(neginf)
+    bad = where(isnan(input), float(nan), where(gt(input, 0), hi, lo))
+    return where(isfinite(input), input, bad)
+
+
 METHODS = [
     "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
     "floor_divide", "remainder", "fmod", "pow", "neg", "negative", "abs", "absolute",
@@ -229,10 +282,12 @@ METHODS = [
     "softplus", "clamp", "clip", "minimum", "maximum", "where", "eq", "ne", "lt", "le",
     "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
     "logical_and", "logical_or", "logical_xor", "equal", "allclose", "isclose",
+    "clamp_min", "clamp_max", "lerp", "nan_to_num",
 ]
 INPLACE = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": None, "pow": None,
     "neg": None, "abs": None, "exp": None, "log": None, "sqrt": None, "tanh": None,
     "sigmoid": None, "relu": None, "clamp": None, "floor": None, "ceil": None, "round": None,
     "sign": None, "remainder": None, "reciprocal": None, "trunc": None,
+    "clip": None, "clamp_min": None, "clamp_max": None, "lerp": None, "nan_to_num": None,
 }

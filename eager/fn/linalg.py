@@ -8,17 +8,23 @@ operator), ``mm``, ``bmm``, ``dot``, ``mv``, ``outer``/``ger``, ``einsum``, ``tr
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..dispatch import dispatch
 from ..ops import linalg as _la
+from ..ops import reduce as _red
 from ..ops import shape as _shp
-from ..ops.elementwise import Add, Mul
-from ..tensor import Tensor
+from ..ops.elementwise import Add, Mul, Sub
+from ..tensor import Tensor, _wrap_dim
 
 __all__ = [
     "bmm",
+    "cross",
     "diag",
+    "diag_embed",
+    "diagonal",
     "dot",
     "einsum",
     "ger",
@@ -26,6 +32,7 @@ __all__ = [
     "mm",
     "mv",
     "outer",
+    "trace",
     "tril",
     "triu",
     "vdot",
@@ -147,6 +154,84 @@ def linear(input, weight, bias=None):
         out = matmul(input, weight)
         return out if bias is None else dispatch(Add, out, bias)
     return dispatch(_la.Linear, input, weight, bias)
+
+
+
+# -- diagonals, trace, cross product -------------------------------------------------------
+
+def _diag_dims(ndim: int, dim1: int, dim2: int) -> tuple:
+    d1, d2 = _wrap_dim(dim1, ndim, "diagonal"), _wrap_dim(dim2, ndim, "diagonal")
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return d1, d2
+
+
+def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1):
+    """Diagonal ``offset`` (above the main one when positive) of the matrices spanned by
+    ``dim1`` and ``dim2``, as a new last dimension: a view of ``input``."""
+    d1, d2 = _diag_dims(input.ndim, dim1, dim2)
+    return dispatch(_la.Diagonal, input, offset=int(offset), dim1=d1, dim2=d2)
+
+
+def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1):
+    """Matrices (in ``dim1``/``dim2`` of the result) with ``input``'s last dimension on
+    their diagonal ``offset``, zeros elsewhere."""
+    nd = input.ndim + 1
+    d1, d2 = _diag_dims(nd, dim1, dim2)
+    n = input._data.shape[-1] + abs(int(offset)) if input.ndim else 1 + abs(int(offset))
+    rest = iter(input._data.shape[:-1])
+    shape = tuple(n if i in (d1, d2) else next(rest) for i in range(nd))
+    x = input if input.ndim else dispatch(_shp.Reshape, input, shape=(1,))
+    return dispatch(_la.DiagonalScatter, x, shape=shape, offset=int(offset), dim1=d1, dim2=d2)
+
+
+def trace(input):
+    """Sum of the main diagonal of a matrix (integer inputs sum to int64)."""
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    d = dispatch(_la.Diagonal, input, offset=0, dim1=0, dim2=1)
+    return dispatch(_red.Sum, d, dim=(0,), keepdim=False, dtype=None)
+
+
+def _cross(input, other, dim: int, shown):
+    if input._data.dtype != other._data.dtype:
+        raise RuntimeError(f"expected scalar type {_la.scalar_name(input._data.dtype)} but "
+                           f"found {_la.scalar_name(other._data.dtype)}")
+    nd = max(input.ndim, other.ndim)
+    d = _wrap_dim(dim, nd, "linalg.cross")
+    sa = (1,) * (nd - input.ndim) + tuple(input.shape)
+    sb = (1,) * (nd - other.ndim) + tuple(other.shape)
+    if sa[d] != 3 or sb[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {shown} must have length 3. Got "
+                           f"{sa[d]} and {sb[d]}")
+    a = input if input.ndim == nd else dispatch(_shp.Reshape, input, shape=sa)
+    b = other if other.ndim == nd else dispatch(_shp.Reshape, other, shape=sb)
+    # (a_y b_z - a_z b_y, a_z b_x - a_x b_z, a_x b_y - a_y b_x) with two rolls of each
+    a1, a2 = (dispatch(_shp.Roll, a, shifts=(s,), dims=(d,)) for s in (2, 1))
+    b1, b2 = (dispatch(_shp.Roll, b, shifts=(s,), dims=(d,)) for s in (2, 1))
+    return dispatch(Sub, dispatch(Mul, a1, b2), dispatch(Mul, a2, b1))
+
+
+def linalg_cross(input, other, *, dim: int = -1):
+    """``torch.linalg.cross``: cross product of 3-vectors along ``dim`` (batch dims
+    broadcast)."""
+    return _cross(input, other, dim, dim)
+
+
+def cross(input, other, dim=None):
+    """``torch.cross``; without ``dim`` (deprecated, with PyTorch's warning) the first
+    dimension of size 3."""
+    if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
+                      "Please either pass the dim explicitly or simply use "
+                      "torch.linalg.cross.\nThe default value of dim will change to agree "
+                      "with that of linalg.cross in a future release.", UserWarning,
+                      stacklevel=2)
+        sizes = list(input.shape)
+        if 3 not in sizes:
+            raise RuntimeError("no dimension of size 3 in input")
+        dim = sizes.index(3)
+    return _cross(input, other, dim, dim)
 
 
 # -- einsum -----------------------------------------------------------------------------
@@ -311,5 +396,6 @@ _rmatmul_op.__name__ = "__rmatmul__"
 Tensor.__matmul__ = _matmul_op
 Tensor.__rmatmul__ = _rmatmul_op
 
-METHODS = ["matmul", "mm", "bmm", "dot", "vdot", "mv", "outer", "ger", "tril", "triu", "diag"]
+METHODS = ["matmul", "mm", "bmm", "dot", "vdot", "mv", "outer", "ger", "tril", "triu", "diag",
+           "diagonal", "diag_embed", "trace", "cross"]
 INPLACE = {"tril": None, "triu": None}

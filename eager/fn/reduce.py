@@ -1,6 +1,6 @@
 """Reduction functions with PyTorch's names, signatures and semantics: ``sum``, ``mean``,
 ``prod``, ``amax``/``amin``, ``max``/``min`` (all three forms), ``argmax``/``argmin``,
-``var``/``std``, ``logsumexp``, ``softmax``/``log_softmax``, ``norm``, ``cumsum``,
+``var``/``std``, ``logsumexp``, ``softmax``/``log_softmax``, ``cumsum``,
 ``all``/``any``, ``count_nonzero``.
 
 They check arguments (PyTorch's errors), make the params canonical (``dim`` a sorted tuple
@@ -14,7 +14,6 @@ Empty ``dim`` (``()``/``[]``) reduces over every dimension, as PyTorch does, exc
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections import namedtuple
 
@@ -25,12 +24,15 @@ from ..dispatch import dispatch
 from ..ops import reduce as _red
 from ..ops import shape as _shp
 from ..tensor import Tensor, _wrap_dim
-from .args import norm_dims
+from .args import is_empty_dims as _is_empty_dims
+from .args import is_int as _is_int
+from .args import reduce_dims as _dims
 from .elementwise import cast, maximum, minimum
+from .norms import norm  # noqa: F401  (torch.norm lives with the linalg norms)
 
 __all__ = [
     "all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumsum", "log_softmax",
-    "logsumexp", "max", "mean", "min", "norm", "prod", "softmax", "std", "sum", "var",
+    "logsumexp", "max", "mean", "min", "prod", "softmax", "std", "sum", "var",
 ]
 
 # what max(input, dim)/min(input, dim) return, like torch.return_types.max/min
@@ -50,25 +52,6 @@ def _tname(np_dtype) -> str:
 
 def _np_dtype(dtype):
     return None if dtype is None else _dt.to_numpy(dtype)
-
-
-def _is_int(x) -> bool:
-    return isinstance(x, (int, np.integer))
-
-
-def _is_empty_dims(dim) -> bool:
-    return dim is not None and not _is_int(dim) and len(dim) == 0
-
-
-def _dims(input, dim, op: str, empty_all: bool = True) -> tuple:
-    """Canonical ``dim``: a sorted tuple of non-negative ints; ``()`` for 0-d inputs.
-    An empty ``dim`` means every dimension (``empty_all``) or none."""
-    nd = input.ndim
-    if _is_empty_dims(dim):
-        dims = tuple(range(nd)) if empty_all else ()
-    else:
-        dims = norm_dims(dim, nd, op)
-    return dims if nd else ()
 
 
 def _one_dim(input, dim, op: str) -> int:
@@ -265,44 +248,6 @@ def softmax(input, dim, dtype=None):
 def log_softmax(input, dim, dtype=None):
     """Log-softmax along ``dim`` (stable; backward ``g - exp(out) * sum(g)``)."""
     return _softmax(_red.LogSoftmax, "log_softmax", input, dim, dtype)
-
-
-# -- norm ------------------------------------------------------------------------------------
-
-def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):
-    """Vector p-norm over ``dim`` (all when None): ``p`` = 'fro'/2, 1, inf, -inf, 0 or any
-    other number.  The gradient is 0 where the norm is 0 (as PyTorch)."""
-    if p is None:
-        p = 2.0
-    if isinstance(p, str):
-        if p == "fro":
-            if dim is not None and not _is_int(dim) and len(dim) > 2:
-                raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got "
-                                   + " ".join(str(d) for d in dim))
-            p = 2.0
-        elif p == "nuc":
-            raise NotImplementedError("norm: the nuclear norm (p='nuc') is not implemented")
-        else:
-            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
-    p = float(p)
-    if input._data.dtype.kind != "f":
-        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {_tname(input._data.dtype)}")
-    if dtype is not None:
-        input = cast(input, dtype)
-    dims = _dims(input, dim, "norm")
-    if math.isinf(p) and input.numel() == 0:
-        what = "inf" if p > 0 else "-inf"
-        if dim is None or _is_empty_dims(dim):
-            raise RuntimeError(f"linalg.vector_norm cannot compute the {what} norm on an empty "
-                               "tensor because the operation does not have an identity")
-        shape = tuple(input.shape)
-        for d in dims:
-            if shape[d] == 0:
-                raise RuntimeError(f"linalg.vector_norm cannot compute the {what} norm on the "
-                                   f"dimension {d} because this dimension is empty and the "
-                                   "operation does not have an identity")
-    return dispatch(_red.Norm, input, p=p, dim=dims, keepdim=bool(keepdim))
 
 
 # -- cumsum ----------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ __all__ = [
     "ravel",
     "reshape",
     "roll",
+    "rot90",
     "select",
     "split",
     "squeeze",
@@ -522,10 +523,33 @@ def roll(input, shifts, dims=None):
     return dispatch(_shp.Roll, input, shifts=ss, dims=ds)
 
 
+
+def rot90(input, k: int = 1, dims=(0, 1)):
+    """Rotate by 90 degrees ``k`` times in the plane of ``dims``, from the first towards
+    the second (PyTorch's flips and transposes)."""
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    d0, d1 = (_wrap_dim(_int(d), input.ndim, "rot90") for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} "
+                           f"and dim1 = {dims[1]}")
+    k = _int(k) % 4
+    if k == 1:
+        return transpose(flip(input, d1), d0, d1)
+    if k == 2:
+        return flip(input, d0, d1)
+    if k == 3:
+        return transpose(flip(input, d0), d0, d1)
+    return clone(input)
+
 METHODS = [
     "reshape", "view", "view_as", "reshape_as", "flatten", "unflatten", "ravel", "squeeze",
     "unsqueeze", "permute", "transpose", "swapaxes", "swapdims", "movedim", "moveaxis", "t",
     "expand", "expand_as", "broadcast_to", "sum_to", "contiguous", "clone", "repeat", "tile",
     "chunk", "split", "unbind", "narrow", "select", "flip", "fliplr", "flipud", "roll",
+    "rot90",
 ]
 INPLACE = {}

@@ -12,7 +12,10 @@ from . import (  # noqa: F401
     pad,
     recurrent,
     reduce,
+    scan,
     shape,
+    solve,
+    sort,
     window,
 )
 from .base import OPS, A, Op, T  # noqa: F401

@@ -4,6 +4,8 @@ fresh numbers on every replay from the same generator eager mode uses)."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..random import default_generator
@@ -140,3 +142,23 @@ class Normal(RandomOp):
         dtype = np.result_type(mean, std)
         z = _rng(generator).standard_normal(shape).astype(dtype, copy=False)
         return (mean + std * z).astype(dtype, copy=False)
+
+
+class TriIndices(Factory):
+    """``(2, N)`` row and column indices of the lower (``upper``: upper) triangle of a
+    ``row`` x ``col`` matrix from diagonal ``offset``, in row-major order."""
+
+    def forward(row, col, offset, upper, dtype):
+        fn = np.triu_indices if upper else np.tril_indices
+        return np.stack(fn(row, offset, col)).astype(dtype)
+
+
+class CombinationIndices(Factory):
+    """``(N, r)`` int64 positions of the length-``r`` combinations of ``n`` items (with
+    ``with_replacement``: multisets), in lexicographic order."""
+
+    def forward(n, r, with_replacement):
+        pick = itertools.combinations_with_replacement if with_replacement else \
+            itertools.combinations
+        rows = list(pick(range(n), r))
+        return np.array(rows, dtype=np.int64).reshape(len(rows), r)

@@ -22,6 +22,7 @@ import numpy as np
 
 from .base import Op
 from .factory import device_params
+from .linalg import scalar_name
 
 # -- helpers (NumPy only) -----------------------------------------------------------------
 
@@ -365,3 +366,94 @@ class Nonzero(Op):
 
     def forward(a):
         return np.argwhere(a)
+
+
+class MaskedScatter(Op):
+    """``a`` with the positions where ``mask`` is True filled, in order, with the leading
+    elements of ``source`` (``a`` and ``mask`` have one shape)."""
+    saves = (1,)
+
+    def forward(a, mask, source):
+        if mask.dtype.kind != "b":
+            raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with "
+                               f"dtype {scalar_name(mask.dtype)}")
+        n = int(np.count_nonzero(mask))
+        if n > source.size:
+            raise RuntimeError("Number of elements of source < number of ones in mask")
+        out = np.array(a)
+        out[mask] = source.reshape(-1)[:n]
+        return out
+
+    def backward(F, g, saved, node):
+        mask = saved[0]
+        ga = F.where(mask, 0.0, g) if node.needs[0] else None
+        gs = F.masked_gather(g, mask, shape=node.shapes[2]) if node.needs[2] else None
+        return ga, None, gs
+
+
+class MaskedGather(Op):
+    """Adjoint of :class:`MaskedScatter` for ``source``: zeros of ``shape`` whose leading
+    elements are ``g``'s elements where ``mask`` is True, in order."""
+    saves = (1,)
+
+    def forward(g, mask, shape):
+        out = np.zeros(shape, dtype=g.dtype)
+        picked = g[mask]
+        out.reshape(-1)[:picked.size] = picked
+        return out
+
+    def backward(F, gg, saved, node):
+        mask = saved[0]
+        zeros = F.full(shape=node.shapes[0], value=0, dtype=node.dtypes[0])
+        return F.masked_scatter(zeros, mask, gg), None
+
+
+def _along_key(ndim: int, dim: int, index: np.ndarray) -> tuple:
+    return (slice(None),) * dim + (index,)
+
+
+class IndexAdd(Op):
+    """``a`` with ``alpha * source`` added at ``index`` (1-D, in ``[0, size)``) along ``dim``;
+    repeated indices accumulate.  Checked on every call (a compiled replay too)."""
+    saves = (1,)
+
+    def forward(a, index, source, dim, alpha=1):
+        n = a.shape[dim]
+        if index.size and (index.min() < 0 or index.max() >= n):
+            raise IndexError("index out of range in self")
+        out = np.array(a)
+        np.add.at(out, _along_key(a.ndim, dim, index), source if alpha == 1 else source * alpha)
+        return out
+
+    def backward(F, g, saved, node):
+        p = node.params
+        gs = None
+        if node.needs[2]:
+            gs = F.index(g, F.unsqueeze(saved[0], dims=(0,)), dims=(p["dim"],))
+            if p.get("alpha", 1) != 1:
+                gs = F.mul(gs, p["alpha"])
+        return g, None, gs
+
+
+class IndexCopy(Op):
+    """``a`` with the slices of ``source`` written at ``index`` (1-D, in ``[0, size)``) along
+    ``dim``.  Checked on every call (a compiled replay too)."""
+    saves = (1,)
+
+    def forward(a, index, source, dim):
+        n = a.shape[dim]
+        if index.size and (index.min() < 0 or index.max() >= n):
+            bad = int(index.min()) if index.min() < 0 else int(index.max())
+            raise IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {dim} "
+                             f"with size {n}")
+        out = np.array(a)
+        out[_along_key(a.ndim, dim, index)] = source
+        return out
+
+    def backward(F, g, saved, node):
+        dim = node.params["dim"]
+        idx = F.unsqueeze(saved[0], dims=(0,))
+        key = tuple((0, s, 1) for s in node.shapes[0])
+        ga = F.set_item(g, 0.0, idx, key=key, dims=(dim,)) if node.needs[0] else None
+        gs = F.index(g, idx, dims=(dim,)) if node.needs[2] else None
+        return ga, None, gs

@@ -320,3 +320,47 @@ class Diag(Op):
         if len(node.shapes[0]) == 2:
             return (F.diag(g, diagonal=k, shape=tuple(node.shapes[0])),)
         return (F.diag(g, diagonal=k, shape=None),)
+
+
+def diagonal_view(a: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
+    """The diagonal ``offset`` of the matrices in dims ``dim1``/``dim2`` of ``a`` as a strided
+    view (writable when ``a`` is, unlike ``np.diagonal``'s), moved to the last dimension."""
+    n1, n2 = a.shape[dim1], a.shape[dim2]
+    r0, c0 = max(-offset, 0), max(offset, 0)
+    n = max(min(n1 - r0, n2 - c0), 0)
+    key = [slice(None)] * a.ndim
+    key[dim1] = slice(min(r0, n1), None)
+    key[dim2] = slice(min(c0, n2), None)
+    b = a[tuple(key)]
+    rest = [i for i in range(a.ndim) if i not in (dim1, dim2)]
+    shape = tuple(b.shape[i] for i in rest) + (n,)
+    strides = tuple(b.strides[i] for i in rest) + (b.strides[dim1] + b.strides[dim2],)
+    return np.lib.stride_tricks.as_strided(b, shape, strides, writeable=b.flags.writeable)
+
+
+class Diagonal(Op):
+    """``torch.diagonal``: diagonal ``offset`` of the matrices spanned by ``dim1`` and
+    ``dim2`` (non-negative ints), in a new last dimension; a view."""
+    view = True
+
+    def forward(a, offset, dim1, dim2):
+        return diagonal_view(a, offset, dim1, dim2)
+
+    def backward(F, g, saved, node):
+        p = node.params
+        return (F.diagonal_scatter(g, shape=tuple(node.shapes[0]), offset=p["offset"],
+                                   dim1=p["dim1"], dim2=p["dim2"]),)
+
+
+class DiagonalScatter(Op):
+    """Adjoint of :class:`Diagonal`: zeros of ``shape`` with ``g``'s last dimension written
+    on that diagonal (``diag_embed`` when the matrices fit the diagonal exactly)."""
+
+    def forward(g, shape, offset, dim1, dim2):
+        out = np.zeros(shape, dtype=g.dtype)
+        diagonal_view(out, offset, dim1, dim2)[...] = g
+        return out
+
+    def backward(F, g, saved, node):
+        p = node.params
+        return (F.diagonal(g, offset=p["offset"], dim1=p["dim1"], dim2=p["dim2"]),)

@@ -153,3 +153,13 @@ def test_users_inplace_error_is_raised_where_eager_raises_it(recwarn):
             y.sum().backward()
     assert not [w for w in recwarn if issubclass(w.category, compiler.CompileWarning)]
     assert cf.stats()["hits"] >= 3
+
+
+@pytest.mark.regression("a returned namedtuple was a constant: every replay gave the first result")
+def test_returned_namedtuple_is_rebuilt_on_every_call():
+    f = compiler.compile(lambda x: torch.max(x * 1.0, 0))
+    for i in _calls():
+        v = [float(i), 2.0 - i]
+        got = f(torch.tensor(v))
+        assert got.values.item() == max(v) and got.indices.item() == v.index(max(v))
+    assert f.stats()["hits"] >= 3

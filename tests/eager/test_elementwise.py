@@ -497,3 +497,79 @@ def test_inplace_result_type_cannot_be_cast():
         x.add_(1.5)
     x.add_(2)
     assert x.tolist() == [3, 4]
+
+
+# -- lerp, nan_to_num, clamp_min / clamp_max ---------------------------------------------------
+
+def test_lerp_values_gradients_and_errors():
+    a, b = r(3, 4), r(3, 4)
+    w = rng.uniform(-0.5, 1.5, size=(3, 4))       # both sides of PyTorch's 0.5 switch
+    want = a + w * (b - a)
+    np.testing.assert_allclose(eager.lerp(eager.tensor(a), eager.tensor(b),
+                                          eager.tensor(w)).numpy(), want, rtol=1e-12)
+    for s in (0.0, 0.25, 0.75, 1.0):
+        got = eager.tensor(a).lerp(eager.tensor(b), s).numpy()
+        np.testing.assert_allclose(got, a + s * (b - a), rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(eager.lerp(eager.tensor(a), eager.tensor(b), 1.0).numpy(), b)
+    assert gradcheck(eager.lerp, a, b, w)
+    assert gradcheck(lambda x, y: eager.lerp(x, y, 0.7), a, b)
+    assert gradcheck(lambda x, y, z: eager.lerp(x, y, z), r(4), r(3, 1), r(2, 1, 1))
+    x = eager.zeros(3)
+    x.lerp_(eager.ones(3), 0.25)
+    assert x.tolist() == [0.25, 0.25, 0.25]
+    with pytest.raises(RuntimeError, match="expected dtype float for `end` but got dtype double"):
+        eager.lerp(eager.ones(2), eager.ones(2, dtype=eager.float64), 0.5)
+    with pytest.raises(RuntimeError, match="expected dtype float for `weight` but got dtype "
+                                           "double"):
+        eager.lerp(eager.ones(2), eager.ones(2), eager.ones(2, dtype=eager.float64))
+    with pytest.raises(NotImplementedError, match="\"lerp_kernel_scalar\" not implemented for "
+                                                  "'Long'"):
+        eager.lerp(eager.tensor([1, 2]), eager.tensor([3, 4]), 0.5)
+
+
+def test_nan_to_num_values_and_gradient():
+    x = eager.tensor([1.0, float("nan"), float("inf"), -float("inf")], requires_grad=True)
+    y = eager.nan_to_num(x)
+    f32 = np.finfo(np.float32)
+    assert y.tolist() == [1.0, 0.0, float(f32.max), float(f32.min)] and y.dtype == eager.float32
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0, 0.0, 0.0, 0.0]
+    assert eager.nan_to_num(x, 1.0, 2.0, -3.0).tolist() == [1.0, 1.0, 2.0, -3.0]
+    h = eager.tensor([float("inf")], dtype=eager.float16)
+    assert eager.nan_to_num(h).tolist() == [65504.0]
+    ints = eager.tensor([1, 2])
+    assert eager.nan_to_num(ints).tolist() == [1, 2] and ints.nan_to_num() is not ints
+    z = eager.tensor([float("nan"), 2.0])
+    z.nan_to_num_(nan=-1.0)
+    assert z.tolist() == [-1.0, 2.0]
+
+
+def test_clamp_min_max_and_inplace_forms():
+    a = r(5)
+    np.testing.assert_array_equal(eager.clamp_min(eager.tensor(a), 0.5).numpy(),
+                                  np.maximum(a, 0.5))
+    np.testing.assert_array_equal(eager.tensor(a).clamp_max(eager.zeros(5)).numpy(),
+                                  np.minimum(a, 0.0))
+    assert gradcheck(lambda x: eager.clamp_min(x, 0.1), a)
+    for name, want in (("clamp_min_", np.maximum(a, 0.0)), ("clamp_max_", np.minimum(a, 0.0)),
+                       ("clip_", np.clip(a, -0.5, 0.5))):
+        x = eager.tensor(a)
+        args = (-0.5, 0.5) if name == "clip_" else (0.0,)
+        assert getattr(x, name)(*args) is x
+        np.testing.assert_array_equal(x.numpy(), want)
+
+
+def test_lerp_nan_to_num_against_torch():
+    torch = pytest.importorskip("torch")
+    a, b, w = r(3, 4), r(3, 4), rng.uniform(-0.5, 1.5, size=(3, 4))
+    ours = [eager.tensor(v, requires_grad=True) for v in (a, b, w)]
+    theirs = [torch.tensor(v, requires_grad=True) for v in (a, b, w)]
+    eo, to = eager.lerp(*ours), torch.lerp(*theirs)
+    np.testing.assert_allclose(eo.detach().numpy(), to.detach().numpy(), rtol=1e-14)
+    eo.sum().backward()
+    to.sum().backward()
+    for e, t in zip(ours, theirs):
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-14)
+    v = np.array([1.0, np.nan, np.inf, -np.inf, -2.0], dtype=np.float32)
+    np.testing.assert_array_equal(eager.nan_to_num(eager.tensor(v), posinf=9.0).numpy(),
+                                  torch.nan_to_num(torch.tensor(v), posinf=9.0).numpy())

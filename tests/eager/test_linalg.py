@@ -494,3 +494,88 @@ def test_linear_errors():
         linear(eager.ones(3, 4), eager.ones(2, 4, dtype=eager.float64))
     with pytest.raises(RuntimeError, match="bias must have the same dtype"):
         linear(eager.ones(3, 4), eager.ones(2, 4), eager.ones(2, dtype=eager.float64))
+
+
+# -- diagonal, diag_embed, trace, cross -------------------------------------------------------
+
+@pytest.mark.parametrize("offset", [-2, -1, 0, 1, 3, 5])
+@pytest.mark.parametrize("dims", [(0, 1), (2, 0), (-1, 1)])
+def test_diagonal_and_diag_embed(offset, dims):
+    a = r(3, 4, 5)
+    d = eager.diagonal(t(a), offset, *dims)
+    np.testing.assert_array_equal(d.numpy(), np.diagonal(a, offset, *dims))
+    assert gradcheck(lambda x: eager.diagonal(x, offset, *dims), a)
+    v = r(2, 3)
+    e = eager.diag_embed(t(v), offset, *dims)
+    want = np.zeros((2, 3 + abs(offset), 3 + abs(offset))) if dims == (-1, 1) else None
+    if want is not None:   # dims (-1, 1) of the 3-D result: matrices in dims 1 and 2, swapped
+        for b in range(2):
+            want[b] = np.diag(v[b], offset).T
+        np.testing.assert_array_equal(e.numpy(), want)
+    np.testing.assert_array_equal(eager.diagonal(e, offset, *dims).numpy(), v)
+    assert gradcheck(lambda x: eager.diag_embed(x, offset, *dims), v)
+
+
+def test_diagonal_is_a_writable_view_and_linalg_diagonal():
+    x = eager.zeros(3, 3)
+    x.diagonal().add_(1.0)
+    np.testing.assert_array_equal(x.numpy(), np.eye(3))
+    b = r(2, 3, 4)
+    np.testing.assert_array_equal(eager.linalg.diagonal(t(b), offset=1).numpy(),
+                                  np.diagonal(b, 1, -2, -1))
+    with pytest.raises(RuntimeError, match="diagonal dimensions cannot be identical 1, 1"):
+        eager.diagonal(eager.ones(2, 3, 4), 0, 1, 1)
+    with pytest.raises(RuntimeError, match="diagonal dimensions cannot be identical -2, -2"):
+        eager.diag_embed(eager.ones(3), 0, -2, -2)
+
+
+def test_trace():
+    a = r(3, 4)
+    assert eager.trace(t(a)).item() == pytest.approx(np.trace(a))
+    assert t(a).trace().shape == ()
+    assert eager.trace(eager.ones(3, 3, dtype=eager.int32)).dtype == eager.int64
+    assert gradcheck(eager.trace, a)
+    with pytest.raises(RuntimeError, match="trace: expected a matrix, but got tensor with dim 1"):
+        eager.trace(eager.ones(3))
+
+
+def test_cross():
+    a, b = r(4, 3), r(1, 3)
+    np.testing.assert_allclose(eager.linalg.cross(t(a), t(b)).numpy(), np.cross(a, b))
+    c, d = r(3, 2), r(3, 2)
+    np.testing.assert_allclose(eager.cross(t(c), t(d), dim=0).numpy(), np.cross(c, d, axis=0))
+    with pytest.warns(UserWarning, match="Using torch.cross without specifying the dim arg is "
+                                         "deprecated"):
+        got = t(c).cross(t(d))
+    np.testing.assert_allclose(got.numpy(), np.cross(c, d, axis=0))
+    assert gradcheck(lambda x, y: eager.linalg.cross(x, y), a, b)
+    with pytest.raises(RuntimeError, match="linalg.cross: inputs dimension -1 must have length "
+                                           "3. Got 4 and 4"):
+        eager.linalg.cross(eager.ones(2, 4), eager.ones(2, 4))
+    with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
+        eager.linalg.cross(eager.ones(2, 3), eager.ones(2, 3, dtype=eager.float64))
+    with pytest.raises(RuntimeError, match="no dimension of size 3 in input"), \
+            pytest.warns(UserWarning):
+        eager.cross(eager.ones(2, 4), eager.ones(2, 4))
+
+
+def test_diagonal_trace_cross_against_torch():
+    torch = pytest.importorskip("torch")
+    a, b = r(2, 3, 3), r(2, 3, 3)
+    for ours, theirs in [
+        (lambda x, y: eager.diagonal(x, 1, 0, 2) * 2, lambda x, y: torch.diagonal(x, 1, 0, 2) * 2),
+        (lambda x, y: eager.diag_embed(x[0], -1), lambda x, y: torch.diag_embed(x[0], -1)),
+        (lambda x, y: eager.trace(x[1]), lambda x, y: torch.trace(x[1])),
+        (lambda x, y: eager.linalg.cross(x, y, dim=1), lambda x, y: torch.linalg.cross(x, y,
+                                                                                     dim=1)),
+    ]:
+        ei = [eager.tensor(v, requires_grad=True) for v in (a, b)]
+        ti = [torch.tensor(v, requires_grad=True) for v in (a, b)]
+        eo, to = ours(*ei), theirs(*ti)
+        np.testing.assert_allclose(eo.detach().numpy(), to.detach().numpy())
+        w = r(*to.shape)
+        (eo * eager.tensor(w)).sum().backward()
+        (to * torch.tensor(w)).sum().backward()
+        for e, tt in zip(ei, ti):
+            if tt.grad is not None:
+                np.testing.assert_allclose(e.grad.numpy(), tt.grad.numpy())

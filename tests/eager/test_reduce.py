@@ -576,3 +576,84 @@ def test_indices_and_dtypes_against_torch():
             got, want = fn(y), fn(ty)
             assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1], (dt, got.dtype)
             np.testing.assert_array_equal(got._data, want.numpy())
+
+
+# -- cumprod, logcumsumexp, diff --------------------------------------------------------------
+
+_SCAN_DATA = np.array([[2.0, 0.0, 3.0, 0.0, 5.0], [1.0, 2.0, -3.0, 4.0, 0.5],
+                       [0.0, 1.5, 2.0, -1.0, 3.0]])
+
+
+def _second_order(f):
+    def h(x):
+        x = x if x.requires_grad else x.detach().requires_grad_(True)
+        y = f(x)
+        w = eager.tensor(np.random.default_rng(2).standard_normal(tuple(y.shape)))
+        return eager.autograd.grad((y * w).sum(), x, create_graph=True)[0]
+    return h
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_cumprod_values_and_gradients_with_zeros(dim):
+    got = eager.cumprod(eager.tensor(_SCAN_DATA), dim)
+    np.testing.assert_allclose(got.numpy(), np.cumprod(_SCAN_DATA, axis=dim))
+    assert gradcheck(lambda x: eager.cumprod(x, dim), _SCAN_DATA)
+    nonzero = np.random.default_rng(4).uniform(0.5, 2.0, (3, 4))
+    assert gradcheck(_second_order(lambda x: eager.cumprod(x, dim)), nonzero, atol=1e-5)
+    ints = eager.tensor([1, 2, 3], dtype=eager.int32)
+    assert ints.cumprod(0).dtype == eager.int64 and ints.cumprod(0).tolist() == [1, 2, 6]
+    assert eager.cumprod(ints, 0, dtype=eager.float32).dtype == eager.float32
+    x = eager.tensor([1.0, 2.0, 3.0])
+    x.cumprod_(0)
+    assert x.tolist() == [1.0, 2.0, 6.0]
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_logcumsumexp_is_stable_with_its_gradient(dim):
+    big = _SCAN_DATA * 300.0
+    got = eager.logcumsumexp(eager.tensor(big), dim)
+    np.testing.assert_allclose(got.numpy(), np.logaddexp.accumulate(big, axis=dim))
+    assert np.isfinite(got.numpy()).all()
+    assert gradcheck(lambda x: eager.logcumsumexp(x, dim), _SCAN_DATA)
+    assert gradcheck(lambda x: eager.logcumsumexp(x * 100.0, dim), _SCAN_DATA)
+    assert gradcheck(_second_order(lambda x: eager.logcumsumexp(x, dim)), _SCAN_DATA, atol=1e-5)
+    with pytest.raises(NotImplementedError, match="\"logcumsumexp_out_cpu\" not implemented for "
+                                                  "'Long'"):
+        eager.logcumsumexp(eager.tensor([1, 2]), 0)
+
+
+def test_diff():
+    a = _SCAN_DATA
+    np.testing.assert_allclose(eager.diff(eager.tensor(a)).numpy(), np.diff(a))
+    np.testing.assert_allclose(eager.diff(eager.tensor(a), n=2, dim=0).numpy(),
+                               np.diff(a, n=2, axis=0))
+    pre, app = a[:, :1], a[:, :2]
+    np.testing.assert_allclose(
+        eager.tensor(a).diff(1, -1, eager.tensor(pre), eager.tensor(app)).numpy(),
+        np.diff(a, prepend=pre, append=app))
+    assert eager.diff(eager.tensor([1.0, 2.0]), n=5).shape == (0,)
+    assert eager.diff(eager.tensor([True, False, False])).tolist() == [True, False]
+    assert eager.diff(eager.tensor([1, 3, 7], dtype=eager.int32)).dtype == eager.int32
+    assert gradcheck(lambda x, p: eager.diff(x, 2, 0, prepend=p), a, a[:1])
+    with pytest.raises(RuntimeError, match="order must be non-negative but got -1"):
+        eager.diff(eager.ones(3), n=-1)
+    with pytest.raises(RuntimeError, match="diff expects input to be at least one-dimensional"):
+        eager.diff(eager.tensor(1.0))
+    with pytest.raises(RuntimeError, match="diff expects prepend or append to be the same "
+                                           "dimension as input"):
+        eager.diff(eager.ones(2, 3), prepend=eager.ones(3))
+
+
+def test_scans_against_torch():
+    torch = pytest.importorskip("torch")
+    for ours, theirs in [(lambda x: eager.cumprod(x, 1), lambda x: torch.cumprod(x, 1)),
+                         (lambda x: eager.logcumsumexp(x, 0), lambda x: torch.logcumsumexp(x, 0)),
+                         (lambda x: eager.diff(x, 2), lambda x: torch.diff(x, 2))]:
+        e, t = eager.tensor(_SCAN_DATA, requires_grad=True), torch.tensor(_SCAN_DATA,
+                                                                           requires_grad=True)
+        eo, to = ours(e), theirs(t)
+        np.testing.assert_allclose(eo.detach().numpy(), to.detach().numpy(), rtol=1e-12)
+        w = np.random.default_rng(1).standard_normal(tuple(to.shape))
+        (eo * eager.tensor(w)).sum().backward()
+        (to * torch.tensor(w)).sum().backward()
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)

@@ -372,3 +372,20 @@ def test_grad_fn_names_and_params_are_canonical():
     assert x[:, ::2].grad_fn.params == x[:, 0:3:2].grad_fn.params
     assert x.roll(-1, 1).grad_fn.params == x.roll(2, -1).grad_fn.params
     assert re.match(r"\w+Backward0", x.reshape(-1).grad_fn.name())
+
+
+def test_rot90():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    for k in range(-3, 6):
+        for dims in [(0, 1), (1, 2), (2, 0), (-1, 1)]:
+            got = eager.rot90(eager.tensor(a), k, dims)
+            np.testing.assert_array_equal(got.numpy(), np.rot90(a, k, dims))
+    assert gradcheck(lambda x: eager.rot90(x, 1, (0, 2)), a)
+    assert gradcheck(lambda x: eager.tensor(1.0) * x.rot90(3), a)
+    with pytest.raises(RuntimeError, match="expected total rotation dims == 2, but got dims = 3"):
+        eager.rot90(eager.ones(2, 2, 2), 1, (0, 1, 2))
+    with pytest.raises(RuntimeError, match="expected total dims >= 2, but got total dims = 1"):
+        eager.rot90(eager.ones(2), 1, (0, 1))
+    with pytest.raises(RuntimeError, match="expected rotation dims to be different, but got dim0 "
+                                           "= 1 and dim1 = -1"):
+        eager.rot90(eager.ones(2, 2), 1, (1, -1))
