@@ -27,5 +27,5 @@ def compile_graph(graph: Graph, backend: str = "numba", inplace=None) -> Compile
             from .numba_cuda import cuda_program
             return cuda_program(graph, inplace=inplace)
         from .numba_cpu import numba_program
-        return numba_program(graph, inplace=inplace)
+        return numba_program(graph, inplace=inplace, native=True)
     raise ValueError(f"unknown backend {backend!r}; expected 'numba', 'python' or 'eager'")

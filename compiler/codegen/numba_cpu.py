@@ -47,8 +47,10 @@ from runtime.cpu import loops
 from runtime.cpu.buffers import REUSE_MIN_BYTES, reuse_lines
 from runtime.cpu.launch import Adaptive
 
+from .. import log
 from ..ir import Graph, Guard, Node
-from ..passes.fusion import FusedElementwise, FusedReduction, fuse
+from ..passes.fusion import FusedElementwise, FusedReduction, fuse, fusible
+from . import native_cpu
 from .core import core_source
 from .pysource import CompiledGraph, python_program
 
@@ -234,16 +236,8 @@ def _inplace_ok(nodes: list, i: int, src, outputs: list) -> bool:
     return sum(v.id == node.out.id for v in outputs) == 1
 
 
-def numba_program(graph: Graph, name: str = "graph", *,
-                  parallel_min: int = loops.PARALLEL_MIN, inplace=None,
-                  singleton_min: int | None = None) -> CompiledGraph:
-    """Compile ``graph`` with fused Numba kernels (see the module doc).  ``singleton_min``:
-    fuse a lone node from this size (default: the CPU's; 0 makes every op a kernel).
-
-    ``inplace`` maps an output value's id to the input Value it replaces (a write-back):
-    where safe (:func:`_inplace_ok`) the kernel computes that output into the input's
-    array, sparing a separate copy.
-    """
+def _lower_all(graph: Graph, parallel_min: int, singleton_min) -> tuple:
+    """(fused and lowered graph, kernels) of ``graph``."""
     fused = fuse(graph, CPU, singleton_min)
     if any(getattr(n.op, "__module__", "") in _BLAS_MODULES for n in fused.nodes):
         parallel_min = max(parallel_min, BLAS_PARALLEL_MIN)
@@ -263,11 +257,63 @@ def numba_program(graph: Graph, name: str = "graph", *,
                 tuple_outs = {v.id for v in body.outputs}
                 contiguous.update(tuple_outs)
         new_nodes.append(n)
-    for i, n in enumerate(new_nodes):
+    return Graph(fused.inputs, new_nodes, fused.outputs), kernels
+
+
+def _mark_inplace(lowered: Graph, inplace) -> None:
+    nodes = lowered.nodes
+    for i, n in enumerate(nodes):
         src = (inplace or {}).get(n.out.id) if n.out is not None else None
-        if src is not None and _inplace_ok(new_nodes, i, src, fused.outputs):
+        if src is not None and _inplace_ok(nodes, i, src, lowered.outputs):
             n.params["launch"].inplace = f"v{src.id}"
-    lowered = Graph(fused.inputs, new_nodes, fused.outputs)
+
+
+def _native(graph: Graph, name: str, parallel_min: int, inplace):
+    """The whole-trace native program of ``graph``, or None (see :mod:`.native_cpu`)."""
+    if not all(n.op in native_cpu.EMITTERS or fusible(n, CPU) for n in graph.nodes):
+        return None  # cheap refusal before any kernel is built
+    if not any(n.op in native_cpu.EMITTERS and not getattr(n.op, "view", False)
+               for n in graph.nodes):
+        return None  # elementwise only: the fused kernels are the whole program already
+    try:
+        lowered, kernels = _lower_all(graph, parallel_min, 0)
+        _mark_inplace(lowered, inplace)
+        if not native_cpu.inplace_safe(lowered):
+            for n in lowered.nodes:
+                if n.op is FusedKernel:
+                    n.params["launch"].inplace = None
+        prog = native_cpu.native_program(lowered, graph, name)
+    except native_cpu.Unsupported as e:
+        log.kernels.info("%s: no whole-trace native code: %s", name, e)
+        return None
+    except Exception as e:  # a Numba error: the per-node program is still right
+        log.kernels.warning("%s: whole-trace native code failed to build: %s: %s", name,
+                            type(e).__name__, e)
+        return None
+    prog.kernels = kernels + prog.kernels
+    return prog
+
+
+def numba_program(graph: Graph, name: str = "graph", *,
+                  parallel_min: int = loops.PARALLEL_MIN, inplace=None,
+                  singleton_min: int | None = None, native: bool = False) -> CompiledGraph:
+    """Compile ``graph`` with fused Numba kernels (see the module doc).  ``singleton_min``:
+    fuse a lone node from this size (default: the CPU's; 0 makes every op a kernel).
+
+    ``native``: first try one native function for the whole graph
+    (:mod:`.native_cpu`); a graph with a node it cannot write gets the program below.
+
+    ``inplace`` maps an output value's id to the input Value it replaces (a write-back):
+    where safe (:func:`_inplace_ok`) the kernel computes that output into the input's
+    array, sparing a separate copy.
+    """
+    if native:
+        prog = _native(graph, name, parallel_min, inplace)
+        if prog is not None:
+            return prog
+    lowered, kernels = _lower_all(graph, parallel_min, singleton_min)
+    new_nodes = lowered.nodes
+    _mark_inplace(lowered, inplace)
     prog = python_program(lowered, name)
     out = CompiledGraph(prog.fn, prog.source, kernels)
     out.writes_inputs = any(n.params["launch"].inplace is not None for n in new_nodes

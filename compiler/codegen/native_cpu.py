@@ -1,0 +1,490 @@
+"""Whole-trace native code for the CPU: a graph whose every node has native code becomes
+one ``@numba.njit`` function, so a replay is one native call.
+
+Why
+    In a small training step (the main example's MLP, batch 100) the generated Python
+    program spends about as long in ~40 Python-level calls (op forwards with their
+    checks, kernel dispatches, allocations) as NumPy spends computing.  Here the whole
+    trace — fused elementwise kernels, BLAS matrix products (``np.dot`` in Numba calls
+    SciPy's BLAS), reductions, log-softmax and the NLL loss with their gradients — is
+    one compiled function: Numba's dispatcher unboxes the inputs once and every step in
+    between is native.
+
+What is native (:data:`EMITTERS`)
+    Fused kernels (called from the trace: the kernel modules of :mod:`.numba_cpu`, so the
+    scalar maths is the one written on the ops), 2-D ``matmul`` and ``linear`` in
+    float32/float64, ``sum``/``mean``/``sum_to`` of floats, ``log_softmax`` over the last
+    dimension, ``nll_loss`` and its gradient, ``full``, ``permute``/``reshape``/``view``
+    inside the trace.  Shapes are static (a trace is per shape).  A graph with any other
+    node — a branch guard, a random op, an effect, a view returned to the user, a kernel
+    big enough for the parallel variant — keeps the program of :mod:`.numba_cpu`.
+
+Contract
+    Inputs are C-contiguous (the function is compiled for exactly that and no other
+    signature); a call with another layout, or any error inside (a target index out of
+    bounds in ``nll_loss``), reruns that call as the generated Python of the plain graph,
+    which computes eager's values and raises eager's errors.  Nothing is written into
+    an input: write-backs come out as new arrays (the program then writes them).
+    Arithmetic: kernels as in :mod:`.numba_cpu`; sums accumulate in float64 like the
+    fused reductions; matrix products are BLAS calls like NumPy's (another BLAS build:
+    results may differ from eager in the last bits, as between two BLAS libraries).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import types as nbt
+
+from eager.ops import factory as _fac
+from eager.ops import linalg as _la
+from eager.ops import loss as _loss
+from eager.ops import reduce as _R
+from eager.ops import shape as _S
+from runtime.cpu import DEVICE as CPU
+from runtime.cpu.launch import Adaptive
+
+from ..ir import Const, Graph, Value
+from ..passes.fusion import TupleGet
+from .pysource import CompiledGraph, python_program
+
+
+class Unsupported(Exception):
+    """A node without native code: the graph keeps the Python program."""
+
+
+HEADER = '''"""dyngraph: whole-trace native program (generated; the text is its own cache key)."""
+import numba
+import numpy as np
+'''
+
+_BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _blas_ready() -> bool:
+    try:
+        import scipy.linalg.cython_blas  # noqa: F401  (Numba's np.dot calls it)
+    except ImportError:
+        return False
+    return True
+
+
+def _dt(dtype: np.dtype) -> str:
+    return "np.bool_" if dtype == np.bool_ else f"np.{np.dtype(dtype).name}"
+
+
+def _lit(x, dtype: np.dtype) -> str:
+    x = float(x) if dtype.kind == "f" else int(x) if dtype.kind in "iu" else bool(x)
+    if isinstance(x, float) and not np.isfinite(x):
+        x = "np.nan" if x != x else ("np.inf" if x > 0 else "-np.inf")
+    return f"{_dt(dtype)}({x})"
+
+
+class Writer:
+    """State while writing one trace: names, layouts of values, lines, imports."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+        self.names: dict[int, str] = {}
+        self.layout: dict[int, str] = {}    # value id -> "C", "F" or "A"
+        self.imports: dict[str, str] = {}   # module name -> alias
+        self.tuples: dict[int, list] = {}   # multi-output kernel value id -> its arrays
+        self.consts: list = []               # arrays passed after the inputs
+        self.tmp = 0
+
+    def name(self, v) -> str:
+        if type(v) is not Value:
+            raise Unsupported(f"a constant operand {type(v).__name__}")
+        return self.names[v.id]
+
+    def contig(self, v) -> str:
+        """``v`` as a C-contiguous array expression."""
+        n = self.name(v)
+        return n if self.layout.get(v.id) == "C" else f"np.ascontiguousarray({n})"
+
+    def blas(self, v) -> str:
+        """``v`` as an operand of ``np.dot`` (C or F contiguous)."""
+        n = self.name(v)
+        return n if self.layout.get(v.id) in ("C", "F") else f"np.ascontiguousarray({n})"
+
+    def fresh(self) -> str:
+        self.tmp += 1
+        return f"_t{self.tmp}"
+
+    def define(self, v, expr: str | None = None, layout: str = "C") -> str:
+        name = f"v{v.id}"
+        if expr is not None:
+            self.lines.append(f"{name} = {expr}")
+        self.names[v.id] = name
+        self.layout[v.id] = layout
+        return name
+
+
+# -- emitters: (node, writer) -> None; raise Unsupported ------------------------------------
+
+def _kernel(n, w: Writer):
+    L = n.params["launch"]
+    if isinstance(L.fn, Adaptive):
+        raise Unsupported("a kernel large enough for its parallel variant")
+    mod = L.fn.py_func.__module__
+    alias = w.imports.setdefault(mod, f"K{len(w.imports)}")
+    args = [w.contig(v) for v in n.inputs]
+    extra = [repr(L.shape_arg)] if L.shape_arg is not None else []
+    if L.inplace is not None:  # a write-back computed straight into its target input
+        w.lines.append(f"{alias}.kernel({', '.join(args + [L.inplace] + extra)})")
+        w.names[n.out.id], w.layout[n.out.id] = L.inplace, "C"
+        return
+    outs = []
+    for shape, dt, _reuse in L.outs:
+        o = w.fresh()
+        w.lines.append(f"{o} = np.empty({tuple(shape)!r}, {_dt(dt)})")
+        outs.append(o)
+    w.lines.append(f"{alias}.kernel({', '.join(args + outs + extra)})")
+    if len(outs) == 1:
+        w.define(n.out, outs[0])
+    else:
+        w.tuples[n.out.id] = outs
+
+
+def _tuple_get(n, w: Writer):
+    items = w.tuples.get(n.inputs[0].id)
+    if items is None:
+        raise Unsupported("tuple_get of a non-kernel value")
+    w.names[n.out.id] = items[n.params["index"]]
+    w.layout[n.out.id] = "C"
+
+
+def _matmul_dims(n):
+    a, b = n.inputs[0], n.inputs[1]
+    if type(a) is not Value or type(b) is not Value or len(a.shape) != 2 \
+            or len(b.shape) != 2:
+        raise Unsupported("matmul of other than two matrices")
+    if a.dtype != b.dtype or a.dtype not in _BLAS_DTYPES:
+        raise Unsupported(f"matmul in {a.dtype}")
+
+
+def _matmul(n, w: Writer):
+    _matmul_dims(n)
+    a, b = n.inputs
+    w.define(n.out, f"np.dot({w.blas(a)}, {w.blas(b)})")
+
+
+def _linear(n, w: Writer):
+    x, wt = n.inputs[0], n.inputs[1]
+    bias = n.inputs[2] if len(n.inputs) > 2 else None
+    if type(x) is not Value or len(x.shape) != 2 or x.dtype not in _BLAS_DTYPES \
+            or wt.dtype != x.dtype:
+        raise Unsupported("linear of other than a float matrix")
+    out = w.define(n.out, f"np.dot({w.blas(x)}, {w.blas(wt)}.T)")
+    if bias is not None:
+        if type(bias) is not Value or bias.shape != n.out.shape[1:] or bias.dtype != x.dtype:
+            raise Unsupported("linear with a broadcast bias")
+        r, c = n.out.shape
+        b = w.name(bias)
+        w.lines += [f"for _i in range({r}):",
+                    f"    for _j in range({c}):",
+                    f"        {out}[_i, _j] += {b}[_j]"]
+
+
+def _reduce_loops(w: Writer, src: str, in_shape: tuple, summed: set, acc_shape: tuple,
+                  acc: str, zero: str):
+    """Loops adding every element of ``src`` into ``acc`` (shape ``acc_shape``: the input's
+    with summed dimensions 1)."""
+    w.lines.append(f"{acc} = np.zeros({acc_shape!r}, {zero})")
+    ind = ""
+    for k, s in enumerate(in_shape):
+        w.lines.append(f"{ind}for _i{k} in range({s}):")
+        ind += "    "
+    idx_in = ", ".join(f"_i{k}" for k in range(len(in_shape)))
+    idx_out = ", ".join("0" if k in summed else f"_i{k}" for k in range(len(in_shape)))
+    if not in_shape:
+        w.lines.append(f"{acc}[()] += {src}[()]")
+    else:
+        w.lines.append(f"{ind}{acc}[{idx_out}] += {src}[{idx_in}]")
+
+
+def _sum_like(n, w: Writer, dims: tuple, out_shape: tuple, divide: bool):
+    a = n.inputs[0]
+    if type(a) is not Value or a.dtype.kind != "f" or n.out.dtype != a.dtype:
+        raise Unsupported("a reduction of other than floats")
+    shape = tuple(a.shape)
+    summed = set(dims)
+    acc_shape = tuple(1 if k in summed else s for k, s in enumerate(shape))
+    acc = w.fresh()
+    _reduce_loops(w, w.name(a), shape, summed, acc_shape, acc, "np.float64")
+    if divide:
+        count = int(np.prod([shape[k] for k in summed])) if summed else 1
+        if not count:
+            raise Unsupported("the mean of nothing")
+        w.lines.append(f"{acc} = {acc} / np.float64({count})")
+    w.define(n.out, f"{acc}.astype({_dt(n.out.dtype)}).reshape({tuple(out_shape)!r})")
+
+
+def _sum(n, w: Writer):
+    if n.params.get("dtype") is not None:
+        raise Unsupported("sum with a dtype")
+    _sum_like(n, w, tuple(n.params["dim"]), n.out.shape, False)
+
+
+def _mean(n, w: Writer):
+    if n.params.get("dtype") is not None:
+        raise Unsupported("mean with a dtype")
+    _sum_like(n, w, tuple(n.params["dim"]), n.out.shape, True)
+
+
+def _sum_to(n, w: Writer):
+    a = n.inputs[0]
+    shape, target = tuple(a.shape), tuple(n.params["shape"])
+    if shape == target:
+        w.names[n.out.id] = w.name(a)
+        w.layout[n.out.id] = w.layout.get(a.id, "A")
+        return
+    lead = len(shape) - len(target)
+    dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(target)
+                                      if s == 1 and shape[i + lead] != 1)
+    _sum_like(n, w, dims, target, False)
+
+
+def _log_softmax(n, w: Writer):
+    a = n.inputs[0]
+    nd = len(a.shape)
+    if type(a) is not Value or a.dtype.kind != "f" or nd == 0 \
+            or n.params["dim"] not in (nd - 1, -1):
+        raise Unsupported("log_softmax over other than the last dimension")
+    c = a.shape[-1]
+    rows = int(np.prod(a.shape[:-1]))
+    dt = _dt(a.dtype)
+    x, y = w.fresh(), w.fresh()
+    w.lines += [
+        f"{x} = {w.contig(a)}.reshape(({rows}, {c}))",
+        f"{y} = np.empty(({rows}, {c}), {dt})",
+        f"for _i in range({rows}):",
+        f"    _m = {x}[_i, 0]",
+        f"    for _j in range(1, {c}):",
+        f"        if {x}[_i, _j] > _m or {x}[_i, _j] != {x}[_i, _j]:",
+        f"            _m = {x}[_i, _j]",
+        "    if not np.isfinite(_m):",
+        f"        _m = {dt}(0.0)",
+        "    _s = 0.0",
+        f"    for _j in range({c}):",
+        f"        _s += np.float64(np.exp({x}[_i, _j] - _m))",
+        f"    _l = {dt}(np.log(_s))",
+        f"    for _j in range({c}):",
+        f"        {y}[_i, _j] = ({x}[_i, _j] - _m) - _l",
+    ]
+    w.define(n.out, f"{y}.reshape({tuple(n.out.shape)!r})")
+
+
+def _nll_common(n, w: Writer, logp_shape):
+    target = n.inputs[1]
+    if type(target) is not Value or len(logp_shape) != 2 or target.dtype.kind not in "iu" \
+            or tuple(target.shape) != tuple(logp_shape[:1]):
+        raise Unsupported("nll_loss of other than (N, C) inputs")
+    if n.params.get("reduction", "mean") not in ("mean", "sum"):
+        raise Unsupported("nll_loss without reduction")
+    rows, c = logp_shape
+    t = w.name(target)
+    ig = int(n.params.get("ignore_index", -100))
+    w.lines += [
+        "_count = 0",
+        f"for _i in range({rows}):",
+        f"    if {t}[_i] != {ig}:",
+        f"        if {t}[_i] < 0 or {t}[_i] >= {c}:",
+        "            raise IndexError('Target is out of bounds.')",
+        "        _count += 1",
+    ]
+    return rows, t, ig
+
+
+def _nll_loss(n, w: Writer):
+    logp = n.inputs[0]
+    if type(logp) is not Value or logp.dtype.kind != "f":
+        raise Unsupported("nll_loss of non-float log-probabilities")
+    rows, t, ig = _nll_common(n, w, logp.shape)
+    dt = _dt(logp.dtype)
+    lp = w.name(logp)
+    out = w.fresh()
+    mean = n.params.get("reduction", "mean") == "mean"
+    w.lines += [
+        "_tot = 0.0",
+        f"for _i in range({rows}):",
+        f"    if {t}[_i] != {ig}:",
+        f"        _tot += np.float64({lp}[_i, {t}[_i]])",
+        f"{out} = np.empty((), {dt})",
+    ]
+    if mean:
+        w.lines.append(f"_scale = {dt}(np.nan) if _count == 0 else {dt}(1.0 / _count)")
+    else:
+        w.lines.append(f"_scale = {dt}(1.0)")
+    w.lines.append(f"{out}[()] = -{dt}(_tot) * _scale")
+    w.define(n.out, out)
+
+
+def _nll_loss_grad(n, w: Writer):
+    g = n.inputs[0]
+    if type(g) is not Value or g.shape != () or g.dtype.kind != "f":
+        raise Unsupported("nll_loss_grad of a non-scalar gradient")
+    shape = tuple(n.params["shape"])
+    rows, t, ig = _nll_common(n, w, shape)
+    dt = _dt(g.dtype)
+    out = w.fresh()
+    mean = n.params.get("reduction", "mean") == "mean"
+    w.lines.append(f"{out} = np.zeros({shape!r}, {dt})")
+    scale = f"{dt}(1.0 / _count)" if mean else f"{dt}(1.0)"
+    w.lines += [
+        "if _count > 0:" if mean else "if True:",
+        f"    _v = -({w.name(g)}[()] * {scale})",
+        f"    for _i in range({rows}):",
+        f"        if {t}[_i] != {ig}:",
+        f"            {out}[_i, {t}[_i]] = _v",
+    ]
+    w.define(n.out, out)
+
+
+def _full(n, w: Writer):
+    dt = np.dtype(n.params["dtype"])
+    if dt not in CPU.dtypes:
+        raise Unsupported(f"full in {dt}")
+    w.define(n.out, f"np.full({tuple(n.params['shape'])!r}, {_lit(n.params['value'], dt)})")
+
+
+def _permute(n, w: Writer):
+    a = n.inputs[0]
+    dims = tuple(n.params["dims"])
+    lay = w.layout.get(a.id, "A")
+    if dims == tuple(range(len(dims))):
+        w.names[n.out.id], w.layout[n.out.id] = w.name(a), lay
+    elif len(dims) == 2:
+        w.define(n.out, f"{w.name(a)}.T", {"C": "F", "F": "C"}.get(lay, "A"))
+    else:
+        w.define(n.out, f"np.transpose({w.name(a)}, {dims!r})", "A")
+
+
+def _const(n, w: Writer):
+    value = np.ascontiguousarray(n.params["value"])
+    if value.dtype not in CPU.dtypes:
+        raise Unsupported(f"a constant in {value.dtype}")
+    w.consts.append(value)
+    w.define(n.out, f"c{len(w.consts) - 1}.copy()")  # an output never aliases it
+
+
+def _reshape(n, w: Writer):
+    w.define(n.out, f"{w.contig(n.inputs[0])}.reshape({tuple(n.out.shape)!r})")
+
+
+#: emitters whose code may raise (then the call reruns as Python: nothing may have been
+#: written into an input before them)
+RAISES = frozenset({_nll_loss, _nll_loss_grad})
+
+EMITTERS = {
+    _la.Matmul: _matmul, _la.Linear: _linear,
+    _R.Sum: _sum, _R.Mean: _mean, _S.SumTo: _sum_to, _R.LogSoftmax: _log_softmax,
+    _loss.NllLoss: _nll_loss, _loss.NllLossGrad: _nll_loss_grad, _fac.Full: _full,
+    _S.Permute: _permute, _S.Reshape: _reshape, _S.View: _reshape,
+    _S.ReshapeCopy: _reshape, TupleGet: _tuple_get, Const: _const,
+}
+
+
+def _emitter(n):
+    name = n.op.name
+    if name in ("fused_kernel", "fused_reduce_kernel"):
+        return _kernel
+    fn = EMITTERS.get(n.op)
+    if fn is None:
+        raise Unsupported(f"{name} has no native code")
+    if fn in (_matmul, _linear) and not _blas_ready():
+        raise Unsupported("SciPy (Numba's BLAS) is not installed")
+    return fn
+
+
+def trace_source(lowered: Graph) -> tuple[str, list, list, list]:
+    """(module source, output plan, signature, constants) of the native function of a
+    lowered graph; raises :class:`Unsupported`.  The function takes the graph's inputs,
+    then the constants.  Output plan per graph output: ``("ret", k)`` the k-th returned
+    array, ``("in", j)`` graph input ``j`` passed through."""
+    w = Writer()
+    for v in lowered.inputs:
+        w.define(v)
+    for n in lowered.nodes:
+        if n.out is None or n.out.device != "cpu":
+            raise Unsupported(f"{n.op.name} has no output on the CPU")
+        _emitter(n)(n, w)
+    # outputs: every returned array new and distinct (no views: eager's would alias)
+    made = {n.out.id: n for n in lowered.nodes}
+    plan, ret, seen = [], [], {}
+    input_pos = {w.names[v.id]: j for j, v in enumerate(lowered.inputs)}
+    for v in lowered.outputs:
+        if w.names[v.id] in input_pos:  # passed through, or written in place
+            plan.append(("in", input_pos[w.names[v.id]]))
+            continue
+        node = made.get(v.id)
+        if node is None or getattr(node.op, "view", False) or node.op is _S.SumTo and \
+                tuple(node.inputs[0].shape) == tuple(node.params["shape"]):
+            raise Unsupported("an output that is a view")
+        if w.names[v.id] in seen:
+            plan.append(("ret", seen[w.names[v.id]]))
+            continue
+        seen[w.names[v.id]] = len(ret)
+        plan.append(("ret", len(ret)))
+        ret.append(w.names[v.id])
+    args = [w.names[v.id] for v in lowered.inputs] + [f"c{k}" for k in range(len(w.consts))]
+    body = ["@numba.njit(cache=True, error_model='numpy', nogil=True)",
+            f"def trace({', '.join(args)}):"]
+    body += ["    " + ln for ln in w.lines]
+    body.append(f"    return ({', '.join(ret)}{',' if len(ret) == 1 else ''})")
+    imports = [f"import {mod} as {alias}" for mod, alias in w.imports.items()]
+    sig = tuple(nbt.Array(numba.from_dtype(v.dtype), len(v.shape), "C")
+                for v in lowered.inputs) + tuple(nbt.Array(numba.from_dtype(c.dtype), c.ndim,
+                                                          "C") for c in w.consts)
+    # the one signature it is compiled for is part of the text (the cache key)
+    types = "".join(f"# {a}: {t}\n" for a, t in zip(args, sig))
+    source = HEADER + "\n".join(imports) + "\n" + types + "\n\n" + "\n".join(body) + "\n"
+    return source, plan, sig, w.consts
+
+
+def native_program(lowered: Graph, plain: Graph, name: str = "graph") -> CompiledGraph:
+    """The whole-trace program of ``lowered`` (a graph whose fused nodes are lowered
+    kernels), with the generated Python of ``plain`` (the unfused graph) as the path for
+    calls the native function refuses.  Raises :class:`Unsupported`."""
+    if any(type(v) is Value and v.device != "cpu" for v in lowered.inputs):
+        raise Unsupported("inputs on another device")
+    source, plan, sig, consts = trace_source(lowered)
+    mod = CPU.load(source)
+    fn = mod.trace
+    if fn._can_compile:  # else built already (the same text in this process)
+        fn.compile(sig)
+        fn.disable_compile()  # another layout raises TypeError: the Python path runs
+    slow = python_program(plain, name + "_python").fn
+    writes = any(getattr(n.params.get("launch"), "inplace", None) is not None
+                 for n in lowered.nodes)
+    args = ", ".join(f"v{v.id}" for v in lowered.inputs)
+    call = ", ".join([f"v{v.id}" for v in lowered.inputs] +
+                     [f"__c{k}" for k in range(len(consts))])
+    outs = ", ".join(f"r[{k}]" if kind == "ret" else f"v{lowered.inputs[k].id}"
+                     for kind, k in plan)
+    py = [f"def {name}({args}):",
+          "    try:",
+          f"        r = __native({call})",
+          "    except Exception:  # another layout, or an error: eager's code says which",
+          f"        return __slow({args})",
+          f"    return [{outs}]"]
+    glb = {"__native": fn, "__slow": slow}
+    glb.update((f"__c{k}", c) for k, c in enumerate(consts))
+    src = "\n".join(py) + "\n"
+    exec(compile(src, f"<dyngraph {name}>", "exec"), glb)
+    out = CompiledGraph(glb[name], src + "\n# native:\n" + source,
+                        [(f"{mod.__name__}.trace", source)])
+    out.writes_inputs = writes
+    return out
+
+
+def inplace_safe(lowered: Graph) -> bool:
+    """Whether kernels may write into inputs: no node that can raise comes after the
+    first such write (a raising call is rerun as Python from the unchanged inputs)."""
+    seen_write = False
+    for n in lowered.nodes:
+        if n.op.name == "fused_kernel" and n.params["launch"].inplace is not None:
+            seen_write = True
+        elif seen_write and EMITTERS.get(n.op) in RAISES:
+            return False
+    return True

@@ -1,0 +1,219 @@
+"""Whole-trace native code (compiler.codegen.native_cpu): a trace whose every node has
+native code replays as one Numba function, and gives eager's values, gradients and
+errors over many calls (after the background build, ``compiler.wait()``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import compiler
+import eager as torch
+from compiler.codegen import native_cpu
+from eager import nn
+
+pytest.importorskip("scipy")
+
+
+def _native_used(cf) -> bool:
+    return any(name.endswith(".trace") for t in cf.explain().traces
+               for name, _src in t["kernels"])
+
+
+def _mlp_run(compiled: bool, opt_name: str, dtype, steps=8, ignore=None, reduction="mean",
+             act=nn.ReLU):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 16), act(), nn.Linear(16, 16), nn.Tanh(),
+                          nn.Linear(16, 4)).to(dtype)
+    opt = getattr(torch.optim, opt_name)(model.parameters(), lr=0.05)
+    x = torch.randn(10, 3, dtype=dtype)
+    y = torch.randint(0, 4, (10,))
+    if ignore is not None:
+        y[ignore] = -100
+    loss_fn = nn.CrossEntropyLoss(reduction=reduction)
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    f = compiler.compile(step) if compiled else step
+    losses = []
+    for i in range(steps):
+        losses.append(f(x, y).item())
+        if i == 2:
+            compiler.wait()
+    params = [p.detach().numpy().copy() for p in model.parameters()]
+    return np.array(losses), params, f
+
+
+@pytest.mark.parametrize("opt_name", ["SGD", "Adam"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_training_step_replays_natively_and_equals_eager(opt_name, dtype):
+    le, pe, _ = _mlp_run(False, opt_name, dtype)
+    lc, pc, f = _mlp_run(True, opt_name, dtype)
+    tol = 1e-5 if dtype == torch.float32 else 1e-12
+    np.testing.assert_allclose(lc, le, rtol=tol, atol=tol)
+    for a, b in zip(pc, pe):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+    assert _native_used(f)
+    assert f.stats()["hits"] >= 5
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_ignored_targets_and_reductions(reduction):
+    le, pe, _ = _mlp_run(False, "SGD", torch.float64, ignore=[1, 4], reduction=reduction)
+    lc, pc, f = _mlp_run(True, "SGD", torch.float64, ignore=[1, 4], reduction=reduction)
+    np.testing.assert_allclose(lc, le, rtol=1e-12)
+    for a, b in zip(pc, pe):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    assert _native_used(f)
+
+
+def test_every_target_ignored_gives_nan_loss_and_zero_gradient():
+    all_rows = list(range(10))
+    le, pe, _ = _mlp_run(False, "SGD", torch.float32, ignore=all_rows)
+    lc, pc, f = _mlp_run(True, "SGD", torch.float32, ignore=all_rows)
+    assert np.isnan(le).all() and np.isnan(lc).all()
+    for a, b in zip(pc, pe):
+        np.testing.assert_array_equal(a, b)
+    assert _native_used(f)
+
+
+def test_target_out_of_bounds_raises_eagers_error():
+    torch.manual_seed(0)
+    lin = nn.Linear(3, 4)
+
+    def f(x, y):
+        return nn.functional.cross_entropy(lin(x), y)
+
+    cf = compiler.compile(f)
+    x = torch.randn(5, 3)
+    good = torch.tensor([0, 1, 2, 3, 0])
+    for i in range(4):
+        np.testing.assert_allclose(cf(x, good).item(), f(x, good).item(), rtol=1e-6)
+        if i == 1:
+            compiler.wait()
+    assert _native_used(cf)
+    bad = torch.tensor([0, 1, 7, 3, 0])
+    with pytest.raises(IndexError, match="Target 7 is out of bounds"):
+        f(x, bad)
+    with pytest.raises(IndexError, match="Target 7 is out of bounds"):
+        cf(x, bad)
+    np.testing.assert_allclose(cf(x, good).item(), f(x, good).item(), rtol=1e-6)
+
+
+def test_non_contiguous_input_takes_the_python_path_with_the_same_values():
+    torch.manual_seed(0)
+    lin = nn.Linear(4, 3)
+
+    def f(x):
+        return torch.log_softmax(lin(x), dim=1).sum(dim=0)
+
+    cf = compiler.compile(f)
+    base = torch.randn(4, 6)
+    for i in range(4):
+        x = torch.randn(6, 4)
+        np.testing.assert_allclose(cf(x).detach().numpy(), f(x).detach().numpy(),
+                                   rtol=1e-5, atol=1e-6)
+        if i == 1:
+            compiler.wait()
+    assert _native_used(cf)
+    xt = base.t()  # same shape, transposed strides: not what the native code was built for
+    assert not xt.is_contiguous()
+    np.testing.assert_allclose(cf(xt).detach().numpy(), f(xt).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_log_softmax_with_infinities_and_nan_equals_eager():
+    w = torch.ones(4, 4)
+
+    def f(x):
+        return torch.log_softmax(x @ w, dim=-1)
+
+    cf = compiler.compile(f)
+    rows = [[1.0, 2.0, 3.0, 4.0], [-np.inf, 0.0, 0.0, 0.0], [np.inf, 0.0, 1.0, 2.0],
+            [np.nan, 0.0, 0.0, 0.0], [-np.inf] * 4]
+    for i in range(4):
+        x = torch.tensor(np.array(rows, np.float32))
+        with np.errstate(all="ignore"):
+            e = f(x).detach().numpy()
+            c = cf(x).detach().numpy()
+        np.testing.assert_allclose(c, e, rtol=1e-6, equal_nan=True)
+        if i == 1:
+            compiler.wait()
+    assert _native_used(cf)
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_sums_means_and_broadcast_gradients(keepdim):
+    torch.manual_seed(1)
+    w = torch.randn(5, 6, requires_grad=True)
+    b = torch.randn(1, 6, requires_grad=True)
+
+    def f(x):
+        h = x @ w + b
+        s = h.sum(dim=(0, 2), keepdim=keepdim) if h.dim() == 3 else h.sum(dim=0,
+                                                                          keepdim=keepdim)
+        m = h.mean(dim=-1, keepdim=keepdim)
+        loss = s.sum() + m.sum() * 2.0
+        loss.backward()
+        return loss, s, m
+
+    cf = compiler.compile(f)
+    for i in range(4):
+        x = torch.randn(3, 5)
+        w.grad = b.grad = None
+        le, se, me = f(x)
+        ge = (w.grad.numpy().copy(), b.grad.numpy().copy())
+        w.grad = b.grad = None
+        lc, sc, mc = cf(x)
+        np.testing.assert_allclose(lc.item(), le.item(), rtol=1e-5)
+        np.testing.assert_allclose(sc.detach().numpy(), se.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
+        np.testing.assert_allclose(mc.detach().numpy(), me.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
+        np.testing.assert_allclose(w.grad.numpy(), ge[0], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(b.grad.numpy(), ge[1], rtol=1e-5, atol=1e-6)
+        if i == 1:
+            compiler.wait()
+    assert _native_used(cf)
+
+
+def test_outputs_passed_through_and_repeated_keep_their_identity():
+    w = torch.randn(3, 3)
+
+    def f(x):
+        y = (x @ w).sum(dim=1)
+        return x, y, y
+
+    cf = compiler.compile(f)
+    for i in range(4):
+        x = torch.randn(2, 3)
+        xo, y1, y2 = cf(x)
+        assert xo is x
+        assert y1 is y2
+        np.testing.assert_allclose(y1.detach().numpy(), (x.numpy() @ w.numpy()).sum(1), rtol=1e-5)
+        if i == 1:
+            compiler.wait()
+    assert _native_used(cf)
+
+
+def test_a_graph_with_an_op_without_native_code_is_refused():
+    """The refusal is explicit (Unsupported): such a trace keeps the per-node program."""
+    from compiler.ir import Graph, Node, Value
+    from eager.ops import linalg
+    from eager.ops.base import Op
+
+    class Unknown(Op):
+        def forward(a):
+            return a
+
+    f32 = np.dtype(np.float32)
+    a, mm, out = Value(0, (2, 2), f32), Value(1, (2, 2), f32), Value(2, (2, 2), f32)
+    g = Graph([a], [Node(linalg.Matmul, [a, a], {}, mm), Node(Unknown, [mm], {}, out)],
+              [out])
+    with pytest.raises(native_cpu.Unsupported, match="has no native code"):
+        native_cpu.trace_source(g)
