@@ -22,15 +22,16 @@ from eager import random as _random
 from eager._state import STATE
 from eager.nn.module import STRUCTURE_EPOCH
 from eager.tensor import Tensor
+from runtime.cpu import compile_worker
 
 from . import log, tiers
 from .capture import GradOf, GraphBreak, Tracer
 from .check import checked_replay, snapshot
-from .codegen import compile_graph
+from .codegen import build_in_worker, compile_graph
 from .dynamic import DynamicScalars, deep_plain, unsym_state
 from .explain import Explanation
 from .guards import Preconditions, describe_key_change, flatten, memory_pattern
-from .ir import Graph, check_graph
+from .ir import Graph, check_graph, graph_device
 from .passes import optimize
 from .program import FREED, BackwardFails, BackwardProgram, Path, Variant, resolve
 from .pystate.effects import graph_scalars
@@ -88,6 +89,7 @@ class CompiledFunction:
         self._fallback_reasons: list[str] = []
         self._dyn = DynamicScalars()
         self._regions = None
+        self._first_use = None  # perf_counter() of the first trace (see tiers.worth_loading)
         self._records: list = []  # (key, variant, path) for explain()
 
     def stats(self) -> dict:
@@ -408,10 +410,23 @@ class CompiledFunction:
         bws = [b for b in path.backwards + path.wb_backwards
                if isinstance(b, BackwardProgram)]
 
+        if self._first_use is None:
+            self._first_use = time.perf_counter()
+        first_use = self._first_use
+        graphs = []
+
+        def prepare():  # compiled in another process; loaded below when worth it
+            graphs.extend([(graph, inplace)] + [(optimize(b.graph), None) for b in bws])
+            if graph_device(graph) == "cpu":
+                compile_worker.call(build_in_worker, graphs)
+
+        def ready():
+            return tiers.worth_loading(first_use, path.hits, not compile_worker.loaded)
+
         def job():
             t0 = time.perf_counter()
             fwd = compile_graph(graph, "numba", inplace)
-            built = [(b, compile_graph(optimize(b.graph), "numba")) for b in bws]
+            built = [(b, compile_graph(g, "numba")) for b, (g, _) in zip(bws, graphs[1:])]
             path.program = fwd
             for b, p in built:
                 b.program = p
@@ -423,7 +438,7 @@ class CompiledFunction:
                        "this trace keeps running as generated Python", CompileWarning)
             self._fallback_reasons.append(f"kernels not built: {type(exc).__name__}: {exc}")
 
-        tiers.submit(job, on_error)
+        tiers.submit(job, on_error, prepare, ready)
 
 
 def _output_backward(tracer: Tracer, t: Tensor, diff_tensors: list):

@@ -3,45 +3,104 @@ code, no Numba), while its fused Numba program is built on one background thread
 swapped in when ready.
 
 Why: Numba's one-time start-up in a process (its import and target registries, ~0.5 s
-here) and each new kernel compile (0.2-0.6 s) would otherwise stall the call that
-recorded the trace.  Both tiers compute the same values (kernels use only exact
-arithmetic and runtime.cpu.mathlib's <= 2 ULP functions).  :func:`wait` blocks until every
-pending build is done (benchmarks and tests call it before measuring kernels).
+here) and each new kernel compile (0.2-0.6 s; 1-3 s for a whole-trace function) would
+otherwise stall the call that recorded the trace.  The compiles themselves run in a
+separate process (:mod:`runtime.cpu.compile_worker`): this thread waits for it without
+the interpreter lock, then loads the kernels from Numba's disk cache, so the program
+keeps its speed meanwhile.  The thread is a daemon: a program that ends before its
+kernels are built does not wait for them.  Both tiers compute the same values (kernels
+use only exact arithmetic and runtime.cpu.mathlib's <= 2 ULP functions).  :func:`wait`
+blocks until every pending build is done (benchmarks and tests call it before measuring
+kernels).
 """
 
 from __future__ import annotations
 
+import queue
 import threading
+import time
 import warnings
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 
-_executor: ThreadPoolExecutor | None = None
 _lock = threading.Lock()
 _pending: set = set()
+_jobs: queue.SimpleQueue = queue.SimpleQueue()
+_thread: threading.Thread | None = None
+_hurry = threading.Event()
+
+#: seconds a trace runs as generated Python before its kernels are loaded, when that is
+#: the first Numba load of the process: it takes ~1 s of interpreter time (Numba's import
+#: and target set-up) from the program.  A program shorter than this never pays it; a
+#: longer one pays it after running this long (the ski-rental rule: at most twice the
+#: cost of the best choice made in hindsight).  :func:`wait` skips the delay.
+FIRST_LOAD_AFTER = 1.0
 
 
-def submit(job, on_error) -> Future:
-    """Run ``job()`` on the compile thread; ``on_error(exc)`` if it raises."""
-    global _executor
+def submit(job, on_error, prepare=None, ready=None) -> Future:
+    """Run ``prepare()`` (the part that needs no interpreter time: compiling in the worker
+    process) on the compile thread, then ``job()`` once ``ready()`` (or at once without
+    it, or after :func:`wait`); ``on_error(exc)`` if either raises.  Preparations run in
+    order; a job that is not ready yet waits without holding up later preparations."""
+    global _thread
+    fut: Future = Future()
     with _lock:
-        if _executor is None:
-            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dyngraph-compile")
-        fut = _executor.submit(_run, job, on_error)
         _pending.add(fut)
-    fut.add_done_callback(_pending.discard)
+        if _thread is None or not _thread.is_alive():
+            _thread = threading.Thread(target=_loop, name="dyngraph-compile", daemon=True)
+            _thread.start()
+    _jobs.put((fut, job, on_error, prepare, ready))
     return fut
 
 
-def _run(job, on_error):
+def _finish(fut, fn, on_error) -> None:
     try:
-        job()
+        if fn is not None:
+            fn()
     except Exception as exc:  # the trace keeps running as generated Python
         on_error(exc)
+    finally:
+        with _lock:
+            _pending.discard(fut)
+        fut.set_result(None)
+
+
+def _loop():
+    deferred = []
+    while True:
+        try:
+            item = _jobs.get(timeout=0.05) if deferred else _jobs.get()
+        except queue.Empty:
+            item = None
+        if item is not None:
+            fut, job, on_error, prepare, ready = item
+            try:
+                if prepare is not None:
+                    prepare()
+            except Exception as exc:
+                _finish(fut, lambda e=exc: on_error(e), lambda e: None)
+                continue
+            deferred.append((fut, job, on_error, ready))
+        for entry in list(deferred):
+            fut, job, on_error, ready = entry
+            if ready is None or _hurry.is_set() or ready():
+                deferred.remove(entry)
+                _finish(fut, job, on_error)
+
+
+def worth_loading(first_use: float, hits: int, first_load: bool) -> bool:
+    """Whether a trace's kernels are worth loading into this process now: it has been
+    replayed at least once (a trace recorded once and never met again is never loaded),
+    and, for the first load of the process, the function has run for
+    :data:`FIRST_LOAD_AFTER` seconds since ``first_use`` (``time.perf_counter()``)."""
+    return hits > 0 and (not first_load or
+                         time.perf_counter() - first_use >= FIRST_LOAD_AFTER)
 
 
 def wait(timeout: float | None = None) -> bool:
-    """Block until all background builds are done; False if ``timeout`` ran out first."""
+    """Block until all background builds are done; False if ``timeout`` ran out first.
+    From the first call on, builds load their kernels as soon as they are made."""
     import concurrent.futures as cf
+    _hurry.set()
     with _lock:
         pending = list(_pending)
     if not pending:

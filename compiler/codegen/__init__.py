@@ -29,3 +29,11 @@ def compile_graph(graph: Graph, backend: str = "numba", inplace=None) -> Compile
         from .numba_cpu import numba_program
         return numba_program(graph, inplace=inplace, native=True)
     raise ValueError(f"unknown backend {backend!r}; expected 'numba', 'python' or 'eager'")
+
+
+def build_in_worker(graphs: list) -> None:
+    """(Run in :mod:`runtime.cpu.compile_worker`.) Build the numba programs of
+    ``(graph, inplace)`` pairs: their kernels land in the disk cache, from which the
+    program's own :func:`compile_graph` of the same graphs then loads them."""
+    for graph, inplace in graphs:
+        compile_graph(graph, "numba", inplace)

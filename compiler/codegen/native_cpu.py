@@ -42,6 +42,7 @@ from eager.ops import loss as _loss
 from eager.ops import reduce as _R
 from eager.ops import shape as _S
 from runtime.cpu import DEVICE as CPU
+from runtime.cpu import compile_worker
 from runtime.cpu.launch import Adaptive
 
 from ..ir import Const, Graph, Value
@@ -452,7 +453,7 @@ def native_program(lowered: Graph, plain: Graph, name: str = "graph") -> Compile
     mod = CPU.load(source)
     fn = mod.trace
     if fn._can_compile:  # else built already (the same text in this process)
-        fn.compile(sig)
+        compile_worker.compile(fn, sig)
         fn.disable_compile()  # another layout raises TypeError: the Python path runs
     slow = python_program(plain, name + "_python").fn
     writes = any(getattr(n.params.get("launch"), "inplace", None) is not None

@@ -43,7 +43,7 @@ from eager.ops import reduce as _R
 from eager.ops.scalarexpr import F64, I64, cast, literal
 from runtime import plan as _plan
 from runtime.cpu import DEVICE as CPU
-from runtime.cpu import loops
+from runtime.cpu import compile_worker, loops
 from runtime.cpu.buffers import REUSE_MIN_BYTES, reuse_lines
 from runtime.cpu.launch import Adaptive
 
@@ -176,7 +176,8 @@ def _array_type(dt: np.dtype, ndim: int):
     return nbt.Array(numba.from_dtype(dt), ndim, "C")
 
 
-def _lower(node: Node, index: int, contiguous: set, parallel_min: int) -> tuple:
+def _lower(node: Node, index: int, contiguous: set, parallel_min: int,
+           build: bool = True) -> tuple:
     body = node.params["graph"]
     reduce = node.op is FusedReduction
     loop_shape = body.nodes[-1].inputs[0].shape if reduce else body.outputs[0].shape
@@ -199,10 +200,12 @@ def _lower(node: Node, index: int, contiguous: set, parallel_min: int) -> tuple:
     if reduce:
         shape_arg = tuple(int(d) for d in loop_shape)
         sig.append(nbt.UniTuple(nbt.int64, len(shape_arg)))
-    mod.kernel.compile(tuple(sig))
+    if build:  # else compiled only as part of a whole-trace function
+        compile_worker.compile(mod.kernel, tuple(sig))
     fn = mod.kernel
     if parallel:
-        mod.kernel_par.compile(tuple(sig))
+        if build:
+            compile_worker.compile(mod.kernel_par, tuple(sig))
         fn = Adaptive(mod.kernel, mod.kernel_par)
     name = f"{mod.__name__}.{'kernel + kernel_par' if parallel else 'kernel'}"
     launch = Launch(index, fn, name, source, contig, outs, shape_arg)
@@ -236,8 +239,9 @@ def _inplace_ok(nodes: list, i: int, src, outputs: list) -> bool:
     return sum(v.id == node.out.id for v in outputs) == 1
 
 
-def _lower_all(graph: Graph, parallel_min: int, singleton_min) -> tuple:
-    """(fused and lowered graph, kernels) of ``graph``."""
+def _lower_all(graph: Graph, parallel_min: int, singleton_min, build: bool = True) -> tuple:
+    """(fused and lowered graph, kernels) of ``graph``; ``build``: compile each kernel
+    (else only their modules are loaded)."""
     fused = fuse(graph, CPU, singleton_min)
     if any(getattr(n.op, "__module__", "") in _BLAS_MODULES for n in fused.nodes):
         parallel_min = max(parallel_min, BLAS_PARALLEL_MIN)
@@ -247,7 +251,7 @@ def _lower_all(graph: Graph, parallel_min: int, singleton_min) -> tuple:
     k = 0
     for n in fused.nodes:
         if n.op is FusedElementwise or n.op is FusedReduction:
-            n, launch = _lower(n, k, contiguous, parallel_min)
+            n, launch = _lower(n, k, contiguous, parallel_min, build)
             k += 1
             kernels.append((launch.name, launch.source))
             if len(launch.outs) == 1 or n.op is FusedReduceKernel:
@@ -276,7 +280,7 @@ def _native(graph: Graph, name: str, parallel_min: int, inplace):
                for n in graph.nodes):
         return None  # elementwise only: the fused kernels are the whole program already
     try:
-        lowered, kernels = _lower_all(graph, parallel_min, 0)
+        lowered, kernels = _lower_all(graph, parallel_min, 0, build=False)
         _mark_inplace(lowered, inplace)
         if not native_cpu.inplace_safe(lowered):
             for n in lowered.nodes:
@@ -307,6 +311,7 @@ def numba_program(graph: Graph, name: str = "graph", *,
     where safe (:func:`_inplace_ok`) the kernel computes that output into the input's
     array, sparing a separate copy.
     """
+    compile_worker.start()
     if native:
         prog = _native(graph, name, parallel_min, inplace)
         if prog is not None:

@@ -132,7 +132,8 @@ def warm(primed, tmp_path):
 
 def test_second_process_loads_kernels_from_disk(warm, tmp_path):
     first, cache_dir = warm
-    assert first["cache"]["builds"] >= 1, first["cache"]
+    # written by the first process, or by the compile worker it started
+    assert first["cache"]["builds"] >= 1 or entries(cache_dir, "*.done"), first["cache"]
     assert entries(cache_dir, "*.py"), "no kernel source written to the cache directory"
 
     second = run(tmp_path, cache_dir)

@@ -1,0 +1,85 @@
+"""The compile worker (runtime.cpu.compile_worker) and the tiering policy around it
+(compiler.tiers): work done in another process, remembered in the cache directory, and a
+program that ends before its kernels are built exits without waiting for them."""
+
+from __future__ import annotations
+
+import os
+import runpy
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from compiler import tiers
+from runtime import cache
+from runtime.cpu import compile_worker
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_call_runs_in_another_process_and_is_remembered(tmp_path):
+    cache.set_cache_dir(tmp_path / "cache")
+    try:
+        out = tmp_path / "pid.txt"
+        script = tmp_path / "pid.py"  # what the worker runs (its functions must import)
+        script.write_text(f"import os\nopen({str(out)!r}, 'w').write(str(os.getpid()))\n")
+        assert compile_worker.call(runpy.run_path, str(script))
+        pid = int(out.read_text())
+        assert pid != os.getpid()
+        out.unlink()
+        # the same request again: done before (a marker in the cache dir), not re-sent
+        assert compile_worker.call(runpy.run_path, str(script))
+        assert not out.exists()
+        assert list((tmp_path / "cache" / "built").glob("*.done"))
+        # an error there is reported as "not done": the caller does the work itself
+        assert not compile_worker.call(runpy.run_path, str(tmp_path / "missing.py"))
+        # a request that cannot be pickled is not sent
+        assert not compile_worker.call(lambda: None)
+    finally:
+        cache.set_cache_dir(None)
+
+
+def test_no_worker_without_a_disk_cache(tmp_path):
+    cache.set_cache_dir("off")
+    try:
+        script = tmp_path / "pid.py"
+        script.write_text(f"open({str(tmp_path / 'pid.txt')!r}, 'w').write('1')\n")
+        assert not compile_worker.call(runpy.run_path, str(script))
+        assert not (tmp_path / "pid.txt").exists()
+    finally:
+        cache.set_cache_dir(None)
+
+
+def test_worth_loading_policy():
+    now = time.perf_counter()
+    assert not tiers.worth_loading(now - 10, 0, False)       # never replayed
+    assert tiers.worth_loading(now, 1, False)                # Numba loaded here already
+    assert not tiers.worth_loading(now, 5, True)             # first load: not yet
+    assert tiers.worth_loading(now - tiers.FIRST_LOAD_AFTER - 0.01, 5, True)
+
+
+def test_a_short_program_exits_without_waiting_for_its_kernels(tmp_path):
+    """A compiled function called a few times in a program that then ends: the process
+    ends at once (its build thread is a daemon, the worker is killed), and a second run
+    finds what the first worker finished (or builds it)."""
+    script = tmp_path / "short.py"
+    script.write_text(textwrap.dedent("""
+        import eager as torch, compiler
+        from eager import nn
+        lin = nn.Linear(3, 2)
+        f = compiler.compile(lambda x: torch.log_softmax(lin(x), dim=1).sum())
+        x = torch.randn(4, 3)
+        for _ in range(3):
+            y = f(x)
+        print(float(y), float(torch.log_softmax(lin(x), dim=1).sum()))
+    """))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["DYNGRAPH_CACHE_DIR"] = str(tmp_path / "cache")
+    p = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                       text=True, timeout=120, check=False)
+    assert p.returncode == 0, p.stderr
+    compiled, eager_value = map(float, p.stdout.split())
+    assert abs(compiled - eager_value) <= 1e-5 * max(1.0, abs(eager_value))
