@@ -124,6 +124,8 @@ FAMILY = Family(
     goals=[
         Goal("small chain fwd+bwd: our eager / our compiled", ">=", 8, ("chain", P.EAGER),
              ("chain", P.COMPILED)),
+        Goal("small chain, compiled fwd + eager .sum().backward(): our eager / it", ">=", 8,
+             ("chain", P.EAGER), ("chain", P.COMPILED_FWD)),
         Goal("small chain fwd+bwd: JAX jit / our compiled", ">=", 1, ("chain", P.JAX),
              ("chain", P.COMPILED)),
         Goal("small chain fwd+bwd: PyTorch eager / our eager", ">=", 1, ("chain", P.TORCH),
