@@ -37,6 +37,7 @@ import numpy as np
 from numba import types as nbt
 
 from eager.ops import factory as _fac
+from eager.ops import index as _I
 from eager.ops import linalg as _la
 from eager.ops import loss as _loss
 from eager.ops import reduce as _R
@@ -369,6 +370,39 @@ def _const(n, w: Writer):
     w.define(n.out, f"c{len(w.consts) - 1}.copy()")  # an output never aliases it
 
 
+def _key(key) -> str:
+    """A canonical basic key (see :mod:`eager.ops.index`) as Numba index source."""
+    parts = []
+    for e in key:
+        if e is None:
+            parts.append("None")
+        elif type(e) is tuple:
+            start, stop, step = e
+            parts.append(f"{start}:{stop}" + (f":{step}" if step != 1 else ""))
+        else:
+            parts.append(str(int(e)))
+    return ", ".join(parts + ["..."])
+
+
+def _basic_index(n, w: Writer):
+    a = n.inputs[0]
+    idx = f"{w.name(a)}[{_key(n.params['key'])}]"
+    if n.out.shape == ():  # Numba gives a scalar: a 0-d copy (values are what count here)
+        t = w.fresh()
+        w.lines += [f"{t} = np.empty((), {_dt(n.out.dtype)})", f"{t}[()] = {idx}"]
+        w.define(n.out, t)
+    else:
+        w.define(n.out, idx, "A")
+
+
+def _basic_scatter(n, w: Writer):
+    g = n.inputs[0]
+    out = w.fresh()
+    w.lines += [f"{out} = np.zeros({tuple(n.params['shape'])!r}, {_dt(n.out.dtype)})",
+                f"{out}[{_key(n.params['key'])}] = {w.name(g)}"]
+    w.define(n.out, out)
+
+
 def _reshape(n, w: Writer):
     w.define(n.out, f"{w.contig(n.inputs[0])}.reshape({tuple(n.out.shape)!r})")
 
@@ -383,6 +417,7 @@ EMITTERS = {
     _loss.NllLoss: _nll_loss, _loss.NllLossGrad: _nll_loss_grad, _fac.Full: _full,
     _S.Permute: _permute, _S.Reshape: _reshape, _S.View: _reshape,
     _S.ReshapeCopy: _reshape, TupleGet: _tuple_get, Const: _const,
+    _I.BasicIndex: _basic_index, _I.BasicScatter: _basic_scatter,
 }
 
 

@@ -274,8 +274,12 @@ def _mark_inplace(lowered: Graph, inplace) -> None:
 
 def _native(graph: Graph, name: str, parallel_min: int, inplace):
     """The whole-trace native program of ``graph``, or None (see :mod:`.native_cpu`)."""
-    if not all(n.op in native_cpu.EMITTERS or fusible(n, CPU) for n in graph.nodes):
-        return None  # cheap refusal before any kernel is built
+    other = [n.op.name for n in graph.nodes
+             if n.op not in native_cpu.EMITTERS and not fusible(n, CPU)]
+    if other:  # cheap refusal before any kernel is built
+        log.kernels.info("%s: no whole-trace native code for %s", name,
+                         ", ".join(sorted(set(other))))
+        return None
     if not any(n.op in native_cpu.EMITTERS and not getattr(n.op, "view", False)
                for n in graph.nodes):
         return None  # elementwise only: the fused kernels are the whole program already

@@ -217,3 +217,33 @@ def test_a_graph_with_an_op_without_native_code_is_refused():
               [out])
     with pytest.raises(native_cpu.Unsupported, match="has no native code"):
         native_cpu.trace_source(g)
+
+
+@pytest.mark.parametrize("key", [(slice(1, None), 0), (0,), (slice(None), slice(None, None, 2)),
+                                 (1, 2)])
+def test_basic_indexing_and_its_gradient_replay_natively(key):
+    def step(w, x):
+        h = (x @ w).tanh()
+        return (h[key] * 3.0).sum()
+
+    def run(compiled):
+        torch.manual_seed(1)
+        w = torch.randn(4, 5, dtype=torch.float64, requires_grad=True)
+        x = torch.randn(3, 4, dtype=torch.float64)
+        f = compiler.compile(step) if compiled else step
+        out = []
+        for i in range(5):
+            w.grad = None
+            loss = f(w, x)
+            loss.backward()
+            out.append((loss.item(), w.grad.numpy().copy()))
+            if i == 1:
+                compiler.wait()
+        return out, f
+
+    eager_out, _ = run(False)
+    comp_out, f = run(True)
+    for (le, ge), (lc, gc) in zip(eager_out, comp_out):
+        assert lc == pytest.approx(le, rel=1e-12)
+        np.testing.assert_allclose(gc, ge, rtol=1e-10, atol=1e-14)
+    assert _native_used(f)
