@@ -54,11 +54,18 @@ def test_branches():
 
 
 def test_dynamic_graphs():
-    out = run("dynamic_graphs.py", "--quick")
+    out = run("dynamic_graphs.py", "--quick", "--compile")
     assert "== 1. loop with a data-dependent trip count ==" in out
     assert "traces (one per trip count)" in out and "results equal eager" in out
     assert "== 2. recursion over a tree ==" in out and "epoch 2: loss" in out
     assert "RNNCell" in out and "GRUCell" in out
+    # the compiled sequence step: the same losses, one trace per length, then replays only
+    compiled = re.findall(r"compiled \([\d.]+x\): (\d+) traces, (\d+) of (\d+) steps replayed, "
+                          r"(\d+) eager; same losses as eager", out)
+    assert len(compiled) == 2, out
+    for traces, hits, calls, eager_calls in compiled:
+        assert int(hits) + int(eager_calls) == int(calls) == 160
+        assert int(eager_calls) == int(traces) <= 12  # only the recording calls ran eagerly
     assert out.rstrip().endswith("done")
 
 
