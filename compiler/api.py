@@ -97,10 +97,13 @@ class CompiledFunction:
         misses, guard_failures, compile_seconds."""
         return dict(self._stats)
 
-    def explain(self) -> Explanation:
-        """A readable report of traces, guards, kernels and fallbacks (waits for kernel
-        builds still running in the background)."""
-        tiers.wait()
+    def explain(self, wait: bool = True) -> Explanation:
+        """A readable report of traces, guards, kernels and fallbacks.  ``wait``: first
+        finish the kernel builds still running in the background and load them (else the
+        report shows the kernels loaded so far, and a short program never pays for
+        loading Numba)."""
+        if wait:
+            tiers.wait()
         return Explanation(self)
 
     def _fallback(self, reason: str, count: bool = True) -> None:

@@ -170,7 +170,7 @@ class Preconditions:
     arguments that were the same tensor when traced."""
 
     __slots__ = ("lifted", "lifted_storage", "lifted_ids", "grad_inputs", "grad_none", "py",
-                 "same_args", "pystate", "memory", "empty", "_simple")
+                 "same_args", "pystate", "memory", "empty", "_simple", "_check")
 
     def __init__(self, lifted, grad_inputs, grad_none, py_guards, same_args, pystate=None,
                  memory=None):
@@ -191,12 +191,57 @@ class Preconditions:
         self._simple = not (self.lifted or self.grad_inputs or self.grad_none or self.py
                             or self.same_args or memory is not None)
         self.empty = self._simple and self.pystate is None
+        self._check = None if self._simple else self._generate_check()
 
     def holds(self, tensors, args, kwargs) -> bool:
         """Whether every guard holds (the fast check before a replay)."""
         if self.pystate is not None and not self.pystate.check(args, kwargs):
             return False
-        return self._simple or self._tensor_failure(tensors) is None
+        return self._simple or self._check(tensors)
+
+    def _generate_check(self):
+        """The tensor guards of :meth:`_tensor_failure` as one generated function
+        ``check(tensors) -> bool`` with the expected values bound as constants (no loops
+        or tuple unpacking per call); :meth:`_tensor_failure` says which guard failed."""
+        env = {"memory_pattern": memory_pattern, "MEMORY": self.memory,
+               "LIFTED_IDS": frozenset(self.lifted_ids)}
+        body = []
+        for k, ((t, shape, dtype, rg), storage) in enumerate(zip(self.lifted,
+                                                                  self.lifted_storage)):
+            env.update({f"L{k}": t, f"S{k}": storage, f"SH{k}": shape, f"DT{k}": dtype,
+                        f"RG{k}": rg})
+            body += [f"d = L{k}._data",
+                     f"if type(d) is not S{k} or d.shape != SH{k} or "
+                     f"(d.dtype is not DT{k} and d.dtype != DT{k}) or "
+                     f"L{k}.requires_grad != RG{k}: return False"]
+
+        def leaf(r, k):
+            if r[0] == "arg":
+                return f"tensors[{r[1]}]"
+            env[f"O{k}"] = r[1]
+            return f"O{k}"
+        for k, (r, shape, dtype) in enumerate(self.grad_inputs):
+            body += [f"g = {leaf(r, f'g{k}')}._grad", "if g is None: return False"]
+            if shape is not None:
+                env.update({f"GS{k}": shape, f"GD{k}": dtype})
+                body += [f"if g._data.shape != GS{k} or g._data.dtype != GD{k}: return False"]
+        for k, r in enumerate(self.grad_none):
+            body.append(f"if {leaf(r, f'n{k}')}._grad is not None: return False")
+        for k, (_where, getter, value) in enumerate(self.py):
+            env.update({f"P{k}": getter, f"V{k}": value})
+            body.append(f"if P{k}() != V{k}: return False")
+        for i, j in self.same_args:
+            body.append(f"if tensors[{i}] is not tensors[{j}]: return False")
+        if self.memory is not None:
+            lifted = ", ".join(f"L{k}" for k in range(len(self.lifted)))
+            body.append(f"if memory_pattern(list(tensors) + [{lifted}]) != MEMORY: "
+                        "return False")
+        if self.lifted_ids:
+            body += ["for t in tensors:", "    if id(t) in LIFTED_IDS: return False"]
+        src = "def check(tensors):\n" + "".join(f"    {line}\n" for line in body) + \
+              "    return True\n"
+        exec(compile(src, "<dyngraph guards>", "exec"), env)
+        return env["check"]
 
     def failure(self, tensors, args=(), kwargs=None) -> str | None:
         """None when every guard holds, else the first one that fails, in words."""

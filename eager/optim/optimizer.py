@@ -75,15 +75,17 @@ class Optimizer:
         """What a compiled step depends on besides tensor values: hyperparameters (those
         read through :meth:`_hyper` are guarded there), which parameters, and which state
         tensors exist (by identity)."""
-        groups = []
-        for g in self.param_groups:
-            hyper = tuple((k, _frozen(v)) for k, v in g.items()
-                          if k != "params" and k not in _READ_BY_HYPER)
-            groups.append((hyper, tuple(id(p) for p in g["params"])))
-        state = tuple((id(p), tuple((k, id(v) if isinstance(v, Tensor) else _frozen(v))
-                                    for k, v in st.items()))
+        atoms = _ATOMS
+        groups = tuple((tuple([(k, v if type(v) in atoms else _frozen(v))
+                               for k, v in g.items()
+                               if k != "params" and k not in _READ_BY_HYPER]),
+                        tuple(map(id, g["params"])))
+                       for g in self.param_groups)
+        state = tuple((id(p), tuple([(k, v if type(v) in atoms else
+                                      id(v) if isinstance(v, Tensor) else _frozen(v))
+                                     for k, v in st.items()]))
                       for p, st in self.state.items())
-        return tuple(groups), state
+        return groups, state
 
     # -- groups -------------------------------------------------------------------------
     def add_param_group(self, param_group: dict) -> None:
@@ -211,6 +213,9 @@ class Optimizer:
 
         self.__setstate__({"state": state, "param_groups": [
             update_group(g, ng) for g, ng in zip(groups, saved_groups)]})
+
+
+_ATOMS = frozenset({int, float, bool, str, bytes, complex, type(None)})
 
 
 def _frozen(v):
