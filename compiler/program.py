@@ -120,6 +120,11 @@ class Path:
         self.simple = (out_spec == ("out", 0) and not writebacks and not grad_writes
                        and not any(b is not None for b in backwards) and not effects)
         self.feed_simple = not lifted and not grad_inputs and not scalar_inputs
+        # one differentiable output and nothing else to do: the compiled-forward,
+        # eager-backward call (``compile(model)`` then ``loss.backward()``)
+        self.one_diff = (out_spec == ("out", 0) and n_outputs == 1 and not writebacks
+                         and not grad_writes and not effects and not any(view_outputs)
+                         and type(backwards[0]) is BackwardProgram)
 
     def arrays(self, tensors, args=(), kwargs=None) -> list:
         if self.feed_simple and len(self.input_slots) == len(tensors):
@@ -140,6 +145,10 @@ class Path:
         saved output or input before ``backward()`` raises as in eager)."""
         if self.simple:
             return Tensor._make(outs[0])
+        if self.one_diff:
+            t = Tensor._make(outs[0])
+            self._attach(t, self.backwards[0], outs, tensors, None)
+            return t
         written = []
         for (r, k), bw in zip(self.writebacks, self.wb_backwards):
             t = resolve(r, tensors)
@@ -194,6 +203,13 @@ class Path:
         node = Node(CompiledBackward, diff, {"backward": bw, "path": self,
                                              "tensors": tensors}, t)
         saved = []
+        if visible is None and bw.saved_slots:   # one output: the inputs and it
+            visible = {}
+            for u in tensors:
+                visible.setdefault(_root(u._data), u)
+            for u in self.lifted:
+                visible.setdefault(_root(u._data), u)
+            visible.setdefault(_root(outs[0]), t)
         for k in bw.saved_slots:
             owner = visible.get(_root(outs[k]))
             saved.append((outs[k], None) if owner is None else (_Saved(owner, outs[k]),
