@@ -133,11 +133,12 @@ class Optimizer:
     def zero_grad(self, set_to_none: bool = True) -> None:
         for group in self.param_groups:
             for p in group["params"]:
-                if p.grad is None:
-                    continue
                 if set_to_none:
+                    # written without reading it first: a compiled step that starts with
+                    # zero_grad() then does not depend on whether .grad was None at entry
+                    # (one trace instead of one for the first call and one for the rest)
                     p.grad = None
-                else:
+                elif p.grad is not None:
                     from ..nn._util import _zero_grad_tensor
                     _zero_grad_tensor(p)
 
