@@ -103,8 +103,9 @@ def _trace_info(key, variant, path, reason, argnames) -> dict:
                 for n in path.graph.nodes if n.op is Guard]
     kernels = list(path.program.kernels)
     for bw in path.backwards:
-        if bw is not None and not isinstance(bw, str):
-            kernels += list(bw.program.kernels)
+        program = getattr(bw, "program", None)
+        if program is not None:
+            kernels += list(program.kernels)
     return {"reason": reason, "hits": path.hits, "guards": guards, "lifted": lifted,
             "branches": branches, "graph": path.program.source,
             "writebacks": len(path.writebacks) + len(path.grad_writes), "kernels": kernels,
