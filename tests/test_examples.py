@@ -80,7 +80,31 @@ def test_debugging(tmp_path):
     assert out.rstrip().endswith("done")
 
 
+def _compiled_same_as_eager(out, calls):
+    """The --compile report line: every step replayed after the recording calls, and the
+    per-epoch losses equal the eager run's."""
+    m = re.search(r"explain: (\d+) calls, (\d+) compiled hits, (\d+) traces, (\d+) eager "
+                  r"fallbacks; same losses as eager", out)
+    assert m, out
+    n, hits, traces, fallbacks = map(int, m.groups())
+    assert n == calls and 1 <= traces <= 2 and fallbacks == traces and hits == n - traces
+    assert "fallback reasons:" not in out
+
+
+def test_train_cnn_digits():
+    pytest.importorskip("sklearn", reason='the digits come with scikit-learn (".[examples]")')
+    out = run("train_cnn.py", "--quick", "--compile")
+    assert "digits: 1437 train / 360 test images of 8x8" in out
+    losses = [float(v) for v in re.findall(r"epoch +\d+  loss ([\d.]+)  test accuracy", out)]
+    assert len(losses) == 6 and losses[2] < losses[0], out      # 3 eager + 3 compiled epochs
+    accs = re.findall(r"final test accuracy: ([\d.]+)% \([\d.]+ s training, (eager|compiled)",
+                      out)
+    assert [mode for _, mode in accs] == ["eager", "compiled"], out
+    assert all(float(a) > 90.0 for a, _ in accs), out
+    _compiled_same_as_eager(out, calls=3 * (1437 // 32))
+
+
 @pytest.mark.parametrize("script", ["train_mlp.py", "branches.py", "dynamic_graphs.py",
-                                    "debugging.py"])
+                                    "debugging.py", "train_cnn.py"])
 def test_help(script):
     assert "usage:" in run(script, "--help")
