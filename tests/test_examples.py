@@ -104,7 +104,21 @@ def test_train_cnn_digits():
     _compiled_same_as_eager(out, calls=3 * (1437 // 32))
 
 
+def test_char_transformer():
+    out = run("char_transformer.py", "--quick", "--compile")
+    assert re.search(r"text: \d+ characters, \d+ distinct; GPT with 2 blocks", out), out
+    steps = re.findall(r"step +(\d+)  train loss ([\d.]+)  val loss ([\d.]+)", out)
+    assert [int(s) for s, _, _ in steps] == [20, 40, 20, 40], out   # eager, then compiled
+    uniform = float(re.search(r"uniform guess: loss ([\d.]+)", out).group(1))
+    assert float(steps[1][1]) < float(steps[0][1]) < uniform, out
+    assert float(steps[1][2]) < uniform, out
+    _compiled_same_as_eager(out, calls=40)
+    sample = out.split("sample (80 characters, temperature 0.8):\n", 1)[1][:-1]  # print's \n
+    assert len(sample) == 81 and sample.startswith("T"), out   # "T" and 80 drawn characters
+
+
 @pytest.mark.parametrize("script", ["train_mlp.py", "branches.py", "dynamic_graphs.py",
-                                    "debugging.py", "train_cnn.py"])
+                                    "debugging.py", "train_cnn.py",
+                                    "char_transformer.py"])
 def test_help(script):
     assert "usage:" in run(script, "--help")
