@@ -80,14 +80,14 @@ def test_debugging(tmp_path):
     assert out.rstrip().endswith("done")
 
 
-def _compiled_same_as_eager(out, calls):
+def _compiled_same_as_eager(out, calls, max_traces=2):
     """The --compile report line: every step replayed after the recording calls, and the
     per-epoch losses equal the eager run's."""
     m = re.search(r"explain: (\d+) calls, (\d+) compiled hits, (\d+) traces, (\d+) eager "
                   r"fallbacks; same losses as eager", out)
     assert m, out
     n, hits, traces, fallbacks = map(int, m.groups())
-    assert n == calls and 1 <= traces <= 2 and fallbacks == traces and hits == n - traces
+    assert n == calls and 1 <= traces <= max_traces and fallbacks == traces and hits == n - traces
     assert "fallback reasons:" not in out
 
 
@@ -117,8 +117,22 @@ def test_char_transformer():
     assert len(sample) == 81 and sample.startswith("T"), out   # "T" and 80 drawn characters
 
 
+def test_lstm_sequences():
+    out = run("lstm_sequences.py", "--quick", "--compile")
+    assert "256 train (8 padded batches), 256 test; LSTM(1, 32)" in out
+    losses = [float(v) for v in re.findall(r"epoch +\d+  loss ([\d.]+)  test accuracy", out)]
+    assert len(losses) == 16 and losses[7] < 0.8 * losses[0], out   # 8 eager + 8 compiled
+    accs = re.findall(r"final test accuracy: ([\d.]+)% \([\d.]+ s training, (eager|compiled)",
+                      out)
+    assert [mode for _, mode in accs] == ["eager", "compiled"], out
+    assert all(float(a) > 55.0 for a, _ in accs), out           # 3 classes: chance is 33%
+    # each of the 8 batches traced once (its lengths are in the key), the first one twice
+    # (gradients None, then tensors); the later epochs replay only
+    _compiled_same_as_eager(out, calls=8 * 8, max_traces=9)
+
+
 @pytest.mark.parametrize("script", ["train_mlp.py", "branches.py", "dynamic_graphs.py",
                                     "debugging.py", "train_cnn.py",
-                                    "char_transformer.py"])
+                                    "char_transformer.py", "lstm_sequences.py"])
 def test_help(script):
     assert "usage:" in run(script, "--help")
