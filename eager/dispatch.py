@@ -25,6 +25,9 @@ _make = Tensor._make
 
 
 def dispatch(op, *args, **params):
+    autocast = STATE.autocast
+    if autocast is not None:  # the one autocast cast point (eager.amp.autocast_mode)
+        args = autocast(op, args)
     tracer = STATE.tracer
     if tracer is not None and tracer.has_syms:  # dynamic scalars: compute on their values
         traced_args = args
@@ -34,18 +37,23 @@ def dispatch(op, *args, **params):
     arrays = []
     rg = False
     on_device = False
+    half = False
     for a in args:
         if isinstance(a, Tensor):
             d = a._data
             arrays.append(d)
             if type(d) is not _ndarray:
                 on_device = True
+            elif d.dtype.char in _HALF_CHARS:
+                half = True
             if a.requires_grad:
                 rg = True
         else:
             arrays.append(a)
     if on_device or op.any_device or (not args and params.get("device", "cpu") != "cpu"):
         out = _run_on_device(op, args, arrays, params)
+    elif half and op.name not in _HALF_NATIVE and not op.view:
+        out = _half_forward(op, args, arrays, params)
     else:
         if op.promotes:
             arrays = promote(arrays)
@@ -60,13 +68,43 @@ def dispatch(op, *args, **params):
         base = args[0]
         t._version = base._version
         t._base = base if base._base is None else base._base
-    if rg and STATE.grad_enabled and op.differentiable and out.dtype.kind == "f":
+    if rg and STATE.grad_enabled and op.differentiable and (out.dtype.kind == "f" or half
+                                                             and _dt.is_float(out.dtype)):
         t.requires_grad = True
         # (a traced dynamic number is saved as itself: a traced backward uses it as such)
-        t.grad_fn = Node(op, traced_args, params, t)
+        t.grad_fn = node = Node(op, traced_args, params, t)
+        if half:
+            node.half = True
     if tracer is not None:
         tracer.record(op, traced_args, params, t)
     return t
+
+
+# -- float16 and bfloat16 ----------------------------------------------------------------
+
+_HALF_CHARS = _dt.HALF_CHARS
+_F32 = np.dtype(np.float32)
+#: ops that run on half storage as it is (conversions and copies that NumPy does exactly)
+_HALF_NATIVE = frozenset({"cast", "view_dtype", "to_device", "clone", "contiguous"})
+
+
+def _half_forward(op, args, arrays, params):
+    """Run ``op`` on float16/bfloat16 arguments as PyTorch's CPU kernels do: compute in
+    float32 (NumPy has no bfloat16 loop for many ufuncs, and float16 matmuls and sums would
+    accumulate in float16) and round the float32 result to the promoted half dtype."""
+    target = _dt.result_type(*[a for a in arrays if type(a) is _ndarray])
+    up = _dt.upcast_half(arrays)
+    if op.promotes:
+        up = promote(up)
+    try:
+        out = op.forward(*up, **params)
+    except Exception as exc:
+        raise _explain(op, args, exc) from exc
+    if type(out) is not _ndarray:
+        out = np.asarray(out)
+    if out.dtype == _F32 and target.char in _HALF_CHARS and params.get("dtype") is None:
+        out = out.astype(target)
+    return out
 
 
 # -- devices other than the CPU ----------------------------------------------------------
@@ -203,9 +241,7 @@ def promote(arrays: list) -> list:
     return out
 
 
-def _cat(np_dtype) -> int:
-    k = np_dtype.kind
-    return 2 if k == "f" else (0 if k == "b" else 1)
+_cat = _dt._category
 
 
 def _explain(op, args, exc: Exception) -> Exception:

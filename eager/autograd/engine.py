@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._state import STATE
+from ..dtypes import upcast_half
 from ..ops.base import A, T
 from ..tensor import Tensor
 from .node import DEVICE_NODES, Node
@@ -197,8 +198,10 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
             if useful is not None and not useful.get(node):
                 continue  # no wanted input lies behind this node
             saved = node.saved
-            grads = node.op.backward(
-                F, g, node.unpack(as_tensors) if saved is None or saved else (), node)
+            unpacked = node.unpack(as_tensors) if saved is None or saved else ()
+            if node.half and not as_tensors:  # a float16/bfloat16 op: its maths in float32
+                g, unpacked = upcast_half((g,))[0], tuple(upcast_half(unpacked))
+            grads = node.op.backward(F, g, unpacked, node)
             if not retain_graph and saved:
                 node.saved = None
                 node.out_data = None
@@ -301,8 +304,10 @@ def _run_chain(root, nodes, root_grads, retain_graph):
         leaf = None
         for node in nodes:
             saved = node.saved
-            grads = node.op.backward(A, g, node.unpack(False) if saved is None or saved else (),
-                                     node)
+            unpacked = node.unpack(False) if saved is None or saved else ()
+            if node.half:  # a float16/bfloat16 op: its maths in float32
+                g, unpacked = upcast_half((g,))[0], tuple(upcast_half(unpacked))
+            grads = node.op.backward(A, g, unpacked, node)
             if not retain_graph and saved:
                 node.saved = None
                 node.out_data = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .. import dtypes as _dt
 from ..dispatch import dispatch
+from ..dtypes import is_float as _isf
 from ..ops import factory as _f
 from ..ops import index as _ix
 from ..ops import reduce as _red
@@ -131,7 +132,7 @@ def cdist(x1, x2, p: float = 2.0, compute_mode=None):
     accepted and ignored: distances are always computed directly (no matrix-product
     shortcut), and the gradient is 0 where a distance is 0."""
     for name, x in (("X1", x1), ("X2", x2)):
-        if x._data.dtype.kind != "f":
+        if not _isf(x._data.dtype):
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
                                f"{scalar_name(x._data.dtype)}")
     for name, x in (("X1", x1), ("X2", x2)):

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..dispatch import dispatch
+from ..dtypes import is_float as _isf
 from ..ops import elementwise as _ew
 from ..ops.linalg import cpp_name as _cpp_name
 from ..ops.linalg import scalar_name as _scalar_name
@@ -66,7 +67,7 @@ def _result_np(*args):
 
 
 def _is_float(*args) -> bool:
-    return _result_np(*args).kind == "f"
+    return _isf(_result_np(*args))
 
 
 def floor_divide(input, other):
@@ -244,7 +245,7 @@ def lerp(input, end, weight):
         raise RuntimeError(f"expected dtype {_cpp_name(a)} for `end` but got dtype "
                            f"{_cpp_name(b)}")
     kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
-    if a.kind != "f":
+    if not _isf(a):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_scalar_name(a)}'")
     step = sub(end, input)
     if not isinstance(weight, Tensor):
@@ -263,7 +264,7 @@ def nan_to_num(input, nan: float = 0.0, posinf=None, neginf=None):
     dtype's largest and lowest finite values); the gradient passes where ``input`` is
     finite.  Integer and bool tensors are returned as a copy."""
     dt = input._data.dtype
-    if dt.kind != "f":
+    if not _isf(dt):
         from .shape import clone
         return clone(input)
     info = np.finfo(dt)

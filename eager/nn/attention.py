@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes as _dt
+from ..dtypes import is_float as _isf
 from ..factories import empty, tensor, zeros
 from ..fn import elementwise as _ew
 from ..fn import linalg as _la
@@ -32,7 +33,7 @@ __all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear",
 
 
 def _is_float(t) -> bool:
-    return t._data.dtype.kind == "f"
+    return _isf(t._data.dtype)
 
 
 def _causal_mask(L: int, S: int):

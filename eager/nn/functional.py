@@ -15,6 +15,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .._state import STATE
 from ..dispatch import dispatch
+from ..dtypes import is_float as _isf
 from ..fn import elementwise as _ew
 from ..fn import linalg as _la
 from ..fn import reduce as _red
@@ -360,7 +361,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
         raise ValueError("cross_entropy: expected input with at least 1 dimension")
     cd = 0 if input.ndim == 1 else 1
     logp = _red.log_softmax(input, cd)
-    if target._data.dtype.kind == "f":
+    if _isf(target._data.dtype):
         return _prob_target_loss(logp, target, weight, reduction, label_smoothing)
     return _class_index_loss(logp, target, weight, ignore_index, reduction, label_smoothing)
 

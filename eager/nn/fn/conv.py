@@ -16,6 +16,7 @@ from __future__ import annotations
 import warnings
 
 from ...dispatch import dispatch
+from ...dtypes import is_float as _isf
 from ...fn import elementwise as _ew
 from ...ops import shape as _shp
 from ...ops import window as _win
@@ -50,7 +51,7 @@ def _check_common(input, weight, bias, nsp: int, name: str, stride, dilation, gr
     if bias is not None and bias._data.dtype != input._data.dtype:
         raise RuntimeError(f"Input type ({cpp_name(input._data.dtype)}) and bias type "
                            f"({cpp_name(bias._data.dtype)}) should be the same")
-    if input._data.dtype.kind != "f":
+    if not _isf(input._data.dtype):
         raise RuntimeError(f"\"{name}\" not implemented for '{input.dtype}' (a floating point "
                            "input and weight are needed)")
     if any(s <= 0 for s in stride):

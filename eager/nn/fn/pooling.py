@@ -20,6 +20,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ...dispatch import dispatch
+from ...dtypes import is_float as _isf
 from ...factories import arange, tensor
 from ...fn import elementwise as _ew
 from ...ops import index as _ix
@@ -156,7 +157,7 @@ def _parse(name, nsp, input, kernel_size, stride, padding, dilation):
 # -- max pooling --------------------------------------------------------------------------
 
 def _lowest(dtype):
-    return -math.inf if dtype.kind == "f" else int(np.iinfo(dtype).min)
+    return -math.inf if _isf(dtype) else int(np.iinfo(dtype).min)
 
 
 def _pick_max(cols, index_cols, n: int, c: int, out_size: tuple, return_indices: bool):
@@ -236,7 +237,7 @@ def _avg_pool(name, nsp, input, kernel_size, stride, padding, ceil_mode, count_i
     kernel, stride, padding, dilation = _parse(name, nsp, input, kernel_size, stride, padding, 1)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    if input._data.dtype.kind != "f":
+    if not _isf(input._data.dtype):
         raise RuntimeError(f"\"{name}\" not implemented for '{input.dtype}' (pass a floating "
                            "point tensor)")
     x, added = batched(input, nsp + 2)
@@ -331,7 +332,7 @@ def _averaging_matrix(size: int, out: int, dtype) -> np.ndarray:
 
 def _adaptive_avg(name, nsp, input, output_size):
     spatial, out = _adaptive_args(name, input, output_size, nsp)
-    if input._data.dtype.kind != "f":
+    if not _isf(input._data.dtype):
         raise RuntimeError(f"\"{name}\" not implemented for '{input.dtype}'")
     x = input
     nd = x.ndim

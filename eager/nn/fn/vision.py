@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from ...dispatch import dispatch
+from ...dtypes import is_float as _isf
 from ...factories import tensor
 from ...ops import index as _ix
 from ...ops import pad as _pad
@@ -217,7 +218,7 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
         return pool(input, out)
     if mode in ("nearest", "nearest-exact"):
         return _nearest(input, out, scales, mode == "nearest-exact")
-    if input._data.dtype.kind != "f":
+    if not _isf(input._data.dtype):
         raise RuntimeError(f"\"upsample_{mode}\" not implemented for '{input.dtype}'")
     x = input
     for i, (s, o, sc) in enumerate(zip(spatial, out, scales)):
