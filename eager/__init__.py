@@ -52,6 +52,8 @@ from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, con
                             pairwise_distance)
 from .serialization import load, save
 from . import cuda
+from . import amp, cpu
+from .amp import autocast, get_autocast_dtype, is_autocast_cpu_enabled, is_autocast_enabled
 from .dlpack import from_dlpack
 
 

@@ -68,8 +68,8 @@ def dispatch(op, *args, **params):
         base = args[0]
         t._version = base._version
         t._base = base if base._base is None else base._base
-    if rg and STATE.grad_enabled and op.differentiable and (out.dtype.kind == "f" or half
-                                                             and _dt.is_float(out.dtype)):
+    if rg and STATE.grad_enabled and op.differentiable and (out.dtype.kind == "f"
+                                                             or out.dtype == _BF16):
         t.requires_grad = True
         # (a traced dynamic number is saved as itself: a traced backward uses it as such)
         t.grad_fn = node = Node(op, traced_args, params, t)
@@ -84,6 +84,7 @@ def dispatch(op, *args, **params):
 
 _HALF_CHARS = _dt.HALF_CHARS
 _F32 = np.dtype(np.float32)
+_BF16 = _dt.BF16_NP
 #: ops that run on half storage as it is (conversions and copies that NumPy does exactly)
 _HALF_NATIVE = frozenset({"cast", "view_dtype", "to_device", "clone", "contiguous"})
 

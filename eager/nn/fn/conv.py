@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import warnings
 
+from ...amp import autocast_mode as _autocast
 from ...dispatch import dispatch
 from ...dtypes import is_float as _isf
 from ...fn import elementwise as _ew
@@ -91,6 +92,7 @@ def _padding_pairs(padding, kernel: tuple, stride: tuple, dilation: tuple) -> tu
 
 
 def _conv(input, weight, bias, stride, padding, dilation, groups, nsp: int, name: str):
+    input, weight, bias = _autocast.cast_inputs(name, input, weight, bias)
     stride = _tuple_arg(stride, nsp, "stride")
     dilation = _tuple_arg(dilation, nsp, "dilation")
     _check_common(input, weight, bias, nsp, name, stride, dilation, groups)
@@ -170,6 +172,7 @@ def _output_padding_error(op, stride, dilation) -> RuntimeError:
 
 def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
                     nsp: int, name: str):
+    input, weight, bias = _autocast.cast_inputs(name, input, weight, bias)
     stride = _tuple_arg(stride, nsp, "stride")
     dilation = _tuple_arg(dilation, nsp, "dilation")
     if isinstance(padding, str):
