@@ -69,8 +69,10 @@ class Explanation:
 
 
 def _trace_info(key, variant, path, reason, argnames) -> dict:
-    args_key, kw_key, grad_mode, alias = key
+    args_key, kw_key, grad_mode, alias, autocast = key
     guards = [f"grad mode enabled == {grad_mode}"]
+    if autocast is not None:
+        guards.append(f"autocast == {autocast}")
     if alias:
         guards.append(f"argument tensors sharing memory: {_alias_text(alias)}")
     leaves = []

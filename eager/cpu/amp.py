@@ -1,7 +1,7 @@
 """``eager.cpu.amp``: PyTorch's CPU-specific autocast spelling."""
 
-from ..amp import autocast as _autocast
 from ..amp import GradScaler
+from ..amp import autocast as _autocast
 
 
 class autocast(_autocast):
