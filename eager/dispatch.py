@@ -87,12 +87,40 @@ _F32 = np.dtype(np.float32)
 _BF16 = _dt.BF16_NP
 #: ops that run on half storage as it is (conversions and copies that NumPy does exactly)
 _HALF_NATIVE = frozenset({"cast", "view_dtype", "to_device", "clone", "contiguous"})
+#: ops whose tensor arguments must share one dtype (their forward checks it first)
+_SAME_DTYPE = frozenset({"matmul", "linear", "einsum"})
+#: op name -> public name, for the linear algebra ops PyTorch's CPU kernels reject in
+#: float16/bfloat16 (autocast casts the float32-listed ones before they get here)
+_NO_HALF = {"inv": "linalg.inv", "lu_info": "linalg.lu_factor", "solve": "linalg.solve",
+            "det": "linalg.det", "slogdet": "linalg.slogdet", "pinv": "linalg.pinv",
+            "cholesky_info": "linalg.cholesky", "cholesky": "linalg.cholesky",
+            "solve_triangular": "linalg.solve_triangular", "qr": "linalg.qr",
+            "svd": "linalg.svd", "svdvals": "linalg.svd", "eigh": "linalg.eigh",
+            "eigvalsh": "linalg.eigh", "cofactor": "linalg.det"}
+
+
+def _scalar_name(np_dtype) -> str:
+    from .ops.linalg import scalar_name
+    return scalar_name(np_dtype)
 
 
 def _half_forward(op, args, arrays, params):
     """Run ``op`` on float16/bfloat16 arguments as PyTorch's CPU kernels do: compute in
     float32 (NumPy has no bfloat16 loop for many ufuncs, and float16 matmuls and sums would
     accumulate in float16) and round the float32 result to the promoted half dtype."""
+    public = _NO_HALF.get(op.name)
+    if public is not None:
+        half = next(a.dtype for a in arrays if type(a) is _ndarray and a.dtype.char in _HALF_CHARS)
+        raise RuntimeError(f"{public}: Low precision dtypes not supported. Got "
+                           f"{_scalar_name(half)}")
+    if op.name in _SAME_DTYPE and len({a.dtype for a in arrays if type(a) is _ndarray
+                                       and _dt.is_float(a.dtype)}) > 1:
+        # a half with another floating dtype where PyTorch wants one dtype: the op's own
+        # check on the arrays as they are raises its error (before any computing)
+        try:
+            op.forward(*arrays, **params)
+        except RuntimeError as exc:
+            raise _explain(op, args, exc) from exc
     target = _dt.result_type(*[a for a in arrays if type(a) is _ndarray])
     up = _dt.upcast_half(arrays)
     if op.promotes:

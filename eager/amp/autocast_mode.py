@@ -2,23 +2,30 @@
 
 While autocast is on, :data:`eager._state.STATE.autocast` holds a :class:`_Policy`, and
 dispatch calls it once per op, before anything else (``args = policy(op, args)``): the one
-cast point.  The policy looks the op up in :data:`POLICY`:
+cast point for single ops.  Public functions that PyTorch lists but that are composites here
+(the losses, ``cdist``, convolutions, ...) call :func:`cast_inputs` with their name first.
+The policy looks the op up in :data:`POLICY` (or the function in :data:`FUNCTIONS`):
 
-* ``LOWER`` (matmul, linear, einsum; convolutions reach it through their matmul and
-  :func:`cast_inputs`): float32 tensor arguments are cast to the autocast dtype (float64
-  ones stay, as in PyTorch: only float32 is "eligible").
-* ``FP32`` (prod, linear algebra decompositions and solves, nll_loss): float16 and
-  bfloat16 arguments are cast to float32.
+* ``LOWER`` (matmul, linear, two-operand einsum, convolutions, attention): floating tensor
+  arguments other than float64 are cast to the autocast dtype (as PyTorch, float64 is not
+  "eligible" and stays).
+* ``FP32`` (prod, linear algebra factorizations and solves, the losses, ``cdist``,
+  ``trace``, 3-d pooling, reflection and replication padding): floating arguments other
+  than float64 are cast to float32.
 * ``PROMOTE`` (cat, stack, index_copy): floating arguments are cast to the widest one.
 
-Ops not in the table run in whatever dtypes they receive.  Casts are ordinary ``cast``
-ops, so gradients flow back through them in the arguments' own dtypes, and a compiler
-trace records them (the autocast state is part of a compiled function's guard key).
+Only tensors on autocast's device type are cast.  Ops not in the tables run in whatever
+dtypes they receive (on the CPU PyTorch computes softmax, log_softmax, layer_norm, sums and
+elementwise ops in their input dtype under autocast, and so does this engine).  Casts are
+ordinary ``cast`` ops, so gradients flow back through them in the arguments' own dtypes,
+and a compiler trace records them (the autocast state is part of a compiled function's
+guard key).
 """
 
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 
@@ -30,27 +37,37 @@ LOWER, FP32, PROMOTE = "lower", "fp32", "promote"
 
 #: op name -> policy, following PyTorch's "CPU Ops that can autocast to bfloat16/float16"
 #: and "CPU Ops that can autocast to float32" lists, for the ops this engine has (PyTorch's
-#: mm/bmm/matmul are all ``matmul`` here; conv1d/2d/3d and conv_transpose go through
-#: :func:`cast_inputs`)
+#: mm/bmm/matmul/addmm are all ``matmul`` here; ``dot`` and ``mv``, not listed by PyTorch,
+#: dispatch that op with autocast suspended).  Each entry is checked against PyTorch by
+#: tests/eager/test_amp.py.
 POLICY: dict[str, str] = {
     # lower precision
-    "matmul": LOWER, "linear": LOWER, "einsum": LOWER,
+    "matmul": LOWER, "linear": LOWER, "einsum": LOWER, "rnn_scan": LOWER,
     # float32
-    "prod": FP32, "cholesky": FP32, "cholesky_info": FP32, "inv": FP32, "pinv": FP32,
-    "qr": FP32, "svd": FP32, "svdvals": FP32, "solve": FP32, "solve_triangular": FP32,
-    "eigh": FP32, "eigvalsh": FP32, "det": FP32, "slogdet": FP32, "lu_info": FP32,
+    "prod": FP32, "cholesky": FP32, "cholesky_info": FP32, "inv": FP32, "lu_info": FP32,
+    "qr": FP32, "svd": FP32, "svdvals": FP32, "solve": FP32, "eigh": FP32, "eigvalsh": FP32,
     "nll_loss": FP32,
     # promote to the widest floating type
     "cat": PROMOTE, "stack": PROMOTE, "index_copy": PROMOTE,
 }
 
-#: composite functions (no single op) with a policy, applied by :func:`cast_inputs`
+#: composite public functions (no single op) with a policy, applied by :func:`cast_inputs`
 FUNCTIONS: dict[str, str] = {
     "conv1d": LOWER, "conv2d": LOWER, "conv3d": LOWER, "conv_transpose1d": LOWER,
     "conv_transpose2d": LOWER, "conv_transpose3d": LOWER,
+    "scaled_dot_product_attention": LOWER, "vecdot": LOWER,
+    "mse_loss": FP32, "l1_loss": FP32, "smooth_l1_loss": FP32, "huber_loss": FP32,
+    "binary_cross_entropy": FP32, "binary_cross_entropy_with_logits": FP32,
+    "kl_div": FP32, "cross_entropy": FP32,
+    "cdist": FP32, "trace": FP32, "pinverse": FP32, "lstsq": FP32, "matrix_rank": FP32,
+    "avg_pool3d": FP32, "max_pool3d": FP32, "adaptive_avg_pool3d": FP32,
+    "reflection_pad": FP32, "replication_pad": FP32,
+    "index_copy": PROMOTE,
 }
 
 _F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+_ndarray = np.ndarray
 _SUPPORTED = {"cpu": (_dt.bfloat16, _dt.float16), "cuda": (_dt.float16, _dt.bfloat16)}
 _DEFAULT = {"cpu": _dt.bfloat16, "cuda": _dt.float16}
 
@@ -64,26 +81,34 @@ def _cast(t: Tensor, np_dtype) -> Tensor:
 class _Policy:
     """The callable dispatch runs while autocast is on (see the module docstring)."""
 
-    __slots__ = ("device_type", "dtype", "low", "key")
+    __slots__ = ("device_type", "dtype", "low", "key", "_cpu")
 
     def __init__(self, device_type: str, dtype):
         self.device_type = device_type
         self.dtype = dtype
         self.low = dtype.np
         self.key = (device_type, dtype.name)  # part of a compiled function's guard key
+        self._cpu = device_type == "cpu"
 
     def __call__(self, op, args):
         kind = POLICY.get(op.name)
-        return args if kind is None else self.apply(kind, args)
+        if kind is None or (kind is LOWER and op.name == "einsum" and
+                            (len(args) < 2 or args[1] is None)):
+            return args  # one-operand einsum (a trace, a transpose) is no contraction
+        return self.apply(kind, args)
+
+    def _eligible(self, a) -> bool:
+        """A floating tensor other than float64 on autocast's device (PyTorch's rule)."""
+        if not isinstance(a, Tensor):
+            return False
+        d = a._data
+        return (type(d) is _ndarray) is self._cpu and d.dtype != _F64 and _dt.is_float(d.dtype)
 
     def apply(self, kind: str, args):
-        if kind is LOWER:
-            low = self.low
-            return tuple(_cast(a, low) if isinstance(a, Tensor) and a._data.dtype == _F32
-                         else a for a in args)
-        if kind is FP32:
-            return tuple(_cast(a, _F32) if isinstance(a, Tensor) and _dt.is_half(a._data.dtype)
-                         else a for a in args)
+        if kind is LOWER or kind is FP32:
+            to = self.low if kind is LOWER else _F32
+            return tuple(_cast(a, to) if self._eligible(a) and a._data.dtype != to else a
+                         for a in args)
         # PROMOTE: to the widest floating dtype among the tensor arguments (lists included)
         flat = [x for a in args for x in (a if isinstance(a, (list, tuple)) else (a,))
                 if isinstance(x, Tensor) and _dt.is_float(x._data.dtype)]
@@ -103,11 +128,42 @@ class _Policy:
 
 def cast_inputs(name: str, *args):
     """Apply autocast's policy for the composite function ``name`` (e.g. ``"conv2d"``) to
-    its arguments; the arguments unchanged when autocast is off or ``name`` has none."""
+    its arguments (a tuple back, as many as given); the arguments unchanged when autocast is
+    off or ``name`` has none."""
     policy = STATE.autocast
     if policy is None or name not in FUNCTIONS:
         return args
     return policy.apply(FUNCTIONS[name], args)
+
+
+def dispatch_plain(op, *args, **params):
+    """``dispatch`` with autocast suspended: for public functions that share an op with a
+    listed one but that PyTorch does not autocast (``dot`` and ``mv`` are ``matmul``)."""
+    from ..dispatch import dispatch
+    policy = STATE.autocast
+    if policy is None:
+        return dispatch(op, *args, **params)
+    STATE.autocast = None
+    try:
+        return dispatch(op, *args, **params)
+    finally:
+        STATE.autocast = policy
+
+
+class suspended:
+    """Context manager: autocast off inside (the body of a float32-listed composite, whose
+    PyTorch kernel is one op that autocast does not look into)."""
+
+    __slots__ = ("_prev",)
+
+    def __enter__(self):
+        self._prev = STATE.autocast
+        STATE.autocast = None
+        return self
+
+    def __exit__(self, *exc):
+        STATE.autocast = self._prev
+        return False
 
 
 class autocast:
@@ -119,11 +175,13 @@ class autocast:
             y = model(x)          # matmuls and linears in bfloat16
         loss = loss_fn(y.float(), target)
 
-    ``enabled=False`` turns autocast off inside an enclosing autocast region.
-    ``cache_enabled`` is accepted for PyTorch compatibility (casts are not cached).
+    ``enabled=False`` turns autocast off inside an enclosing autocast region.  As PyTorch,
+    a dtype other than bfloat16/float16 (or ``"cuda"`` without CUDA) warns and disables
+    autocast.  ``cache_enabled`` is accepted for PyTorch compatibility (casts are not
+    cached).  The op lists are PyTorch's CPU lists, also used for CUDA tensors.
     """
 
-    def __init__(self, device_type: str = "cpu", dtype=None, enabled: bool = True,
+    def __init__(self, device_type: str, dtype=None, enabled: bool = True,
                  cache_enabled=None):
         if not isinstance(device_type, str):
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
@@ -131,18 +189,25 @@ class autocast:
         if device_type not in _SUPPORTED:
             raise RuntimeError(f"User specified an unsupported autocast device_type "
                                f"'{device_type}'")
-        if dtype is None:
-            dtype = _DEFAULT[device_type]
-        if not isinstance(dtype, _dt.DType):
-            dtype = _dt.from_numpy(_dt.to_numpy(dtype))
-        if dtype not in _SUPPORTED[device_type]:
-            raise RuntimeError(f"In {device_type.upper()} autocast, but the target dtype is not "
-                               f"supported. Supported dtypes: "
-                               + ", ".join(repr(d) for d in _SUPPORTED[device_type]))
         self.device = device_type
-        self.fast_dtype = dtype
+        self.fast_dtype = _DEFAULT[device_type] if dtype is None else dtype
+        if not isinstance(self.fast_dtype, _dt.DType):
+            self.fast_dtype = _dt.from_numpy(_dt.to_numpy(self.fast_dtype))
         self._enabled = bool(enabled)
+        self._cache_enabled = True if cache_enabled is None else bool(cache_enabled)
         self._prev = []
+        if self._enabled and device_type == "cuda":
+            from .. import cuda
+            if not cuda.is_available():
+                warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
+                              "autocast.", stacklevel=2)
+                self._enabled = False
+        if self._enabled and self.fast_dtype not in _SUPPORTED[device_type]:
+            names = ", ".join(repr(d) for d in _SUPPORTED[device_type])
+            warnings.warn(f"In {device_type.upper()} autocast, but the target dtype is not "
+                          f"supported. Disabling autocast.\n{device_type.upper()} Autocast "
+                          f"only supports dtypes of {names} currently.", stacklevel=2)
+            self._enabled = False
 
     def __enter__(self):
         self._prev.append(STATE.autocast)
@@ -171,7 +236,9 @@ def is_autocast_enabled(device_type: str | None = None) -> bool:
 
 
 def is_autocast_cpu_enabled() -> bool:
-    """``is_autocast_enabled("cpu")`` (PyTorch's older spelling)."""
+    """``is_autocast_enabled("cpu")`` (PyTorch's older spelling, deprecated there too)."""
+    warnings.warn("torch.is_autocast_cpu_enabled() is deprecated. Please use "
+                  "torch.is_autocast_enabled('cpu') instead.", DeprecationWarning, stacklevel=2)
     return is_autocast_enabled("cpu")
 
 

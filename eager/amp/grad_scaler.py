@@ -10,6 +10,7 @@ finite steps in a row.
 from __future__ import annotations
 
 import math
+import warnings
 
 from ..autograd import no_grad
 from ..tensor import Tensor
@@ -18,15 +19,25 @@ _READY, _UNSCALED, _STEPPED = 0, 1, 2
 
 
 class GradScaler:
-    """``GradScaler(device="cpu", init_scale=2.0**16, growth_factor=2.0,
-    backoff_factor=0.5, growth_interval=2000, enabled=True)``."""
+    """``GradScaler(device="cuda", init_scale=2.0**16, growth_factor=2.0,
+    backoff_factor=0.5, growth_interval=2000, enabled=True)``.
 
-    def __init__(self, device: str = "cpu", init_scale: float = 2.0 ** 16,
+    As PyTorch, ``device`` defaults to ``"cuda"``, and a CUDA scaler without CUDA warns and
+    disables itself: pass ``"cpu"`` for CPU training.  The scale is held as a float32 value
+    (``get_scale()`` returns it as a Python float), as PyTorch's scale tensor."""
+
+    def __init__(self, device: str = "cuda", init_scale: float = 2.0 ** 16,
                  growth_factor: float = 2.0, backoff_factor: float = 0.5,
                  growth_interval: int = 2000, enabled: bool = True):
         self._device = device
         self._enabled = enabled
-        if enabled:
+        if device == "cuda" and enabled:
+            from .. import cuda
+            if not cuda.is_available():
+                warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available."
+                              "  Disabling.", stacklevel=2)
+                self._enabled = False
+        if self._enabled:
             if growth_factor <= 1.0:
                 raise AssertionError("The growth factor must be > 1.0.")
             if backoff_factor >= 1.0:
@@ -43,7 +54,7 @@ class GradScaler:
     # -- scaling -------------------------------------------------------------------------
     def _lazy_init(self):
         if self._scale is None:
-            self._scale = self._init_scale
+            self._scale = _f32(self._init_scale)
             self._growth_tracker = self._init_growth_tracker
 
     def _state(self, optimizer) -> dict:
@@ -80,7 +91,7 @@ class GradScaler:
         if state["stage"] is _STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
         from ..fn.elementwise import isfinite
-        inv = 1.0 / self._scale
+        inv = _f32(1.0 / self._scale)  # PyTorch: scale.double().reciprocal().float()
         found = False
         with no_grad():
             for group in optimizer.param_groups:
@@ -90,9 +101,9 @@ class GradScaler:
                         continue
                     if g.dtype.name == "float16":
                         raise ValueError("Attempting to unscale FP16 gradients.")
-                    g.mul_(inv)
                     if not found and not bool(isfinite(g).all()):
-                        found = True
+                        found = True  # (the values before unscaling, as PyTorch's kernel)
+                    g.mul_(inv)
         state["found_inf"] = found
         state["stage"] = _UNSCALED
 
@@ -128,22 +139,28 @@ class GradScaler:
             if isinstance(new_scale, Tensor):
                 if new_scale.numel() != 1:
                     raise AssertionError("new_scale should be a single-element tensor.")
+                if new_scale.requires_grad:
+                    raise AssertionError("new_scale should be a float or a 1-element "
+                                         "torch.FloatTensor with requires_grad=False.")
                 new_scale = new_scale.item()
-            self._scale = float(new_scale)
+            self._scale = _f32(float(new_scale))
         else:
             found = [s["found_inf"] for s in self._per_optimizer_states.values()
                      if s["found_inf"] is not None]
             if not found:
                 raise AssertionError("No inf checks were recorded prior to update.")
+            # PyTorch's _amp_update_scale_: float32 arithmetic; a growth that would overflow
+            # float32 keeps the scale (and still restarts the count)
             if any(found):
-                self._scale *= self._backoff_factor
+                self._scale = _f32(self._scale * self._backoff_factor)
                 self._growth_tracker = 0
             else:
                 self._growth_tracker += 1
                 if self._growth_tracker == self._growth_interval:
-                    self._scale *= self._growth_factor
+                    grown = _f32(self._scale * self._growth_factor)
+                    if math.isfinite(grown):
+                        self._scale = grown
                     self._growth_tracker = 0
-            self._scale = _f32(self._scale)
         self._per_optimizer_states = {}
 
     def _check_scale_growth_tracker(self, funcname: str) -> None:
@@ -203,7 +220,7 @@ class GradScaler:
                                "from a disabled instance of GradScaler.")
         self._init_scale = float(state_dict["scale"])
         if self._scale is not None:
-            self._scale = self._init_scale
+            self._scale = _f32(self._init_scale)
         self._growth_factor = float(state_dict["growth_factor"])
         self._backoff_factor = float(state_dict["backoff_factor"])
         self._growth_interval = int(state_dict["growth_interval"])
@@ -213,6 +230,7 @@ class GradScaler:
 
 
 def _f32(x: float) -> float:
-    """``x`` rounded to float32, as PyTorch's scale tensor holds it."""
+    """``x`` rounded to float32 (inf past its range), as PyTorch's scale tensor holds it."""
     import numpy as np
-    return float(np.float32(x)) if math.isfinite(x) else x
+    with np.errstate(over="ignore"):
+        return float(np.float32(x))

@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from ... import dtypes as _dt
+from ...amp.autocast_mode import cast_inputs as _autocast
 from ...dispatch import dispatch
 from ...dtypes import is_float as _isf
 from ...factories import arange, tensor
@@ -216,6 +217,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
+    (input,) = _autocast("max_pool3d", input)
     return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode,
                      return_indices)
 
@@ -280,6 +282,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override=None):
+    (input,) = _autocast("avg_pool3d", input)
     return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode,
                      count_include_pad, divisor_override)
 
@@ -359,6 +362,7 @@ def adaptive_avg_pool2d(input, output_size):
 
 
 def adaptive_avg_pool3d(input, output_size):
+    (input,) = _autocast("adaptive_avg_pool3d", input)
     return _adaptive_avg("adaptive_avg_pool3d", 3, input, output_size)
 
 

@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 
+from ...amp.autocast_mode import cast_inputs as _autocast
 from ...dispatch import dispatch
 from ...dtypes import is_float as _isf
 from ...factories import tensor
@@ -44,6 +45,9 @@ def pad(input, pad, mode: str = "constant", value=None):
                            f"{nd}")
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode in ("reflect", "replicate"):  # PyTorch's autocast runs these in float32
+        (input,) = _autocast(f"{'reflection' if mode == 'reflect' else 'replication'}_pad",
+                             input)
     k = len(pad) // 2
     pairs = tuple((pad[2 * i], pad[2 * i + 1]) for i in reversed(range(k)))
     shape = tuple(input.shape)
