@@ -127,7 +127,12 @@ def describe_key_change(old_key, new_key, names) -> str:
     return "arguments differ"
 
 
-_FORMAT = {"dtype": lambda c: str(np.dtype(c)),
+def dtype_name(char: str) -> str:
+    """A guard key's dtype char as a name (``"E"``, ml_dtypes' bfloat16, is no NumPy char)."""
+    return "bfloat16" if char == "E" else str(np.dtype(char))
+
+
+_FORMAT = {"dtype": dtype_name,
            "device": lambda storage_type: runtime_device.of_type(storage_type).type}
 
 

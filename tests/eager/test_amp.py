@@ -40,8 +40,6 @@ def _name(t) -> str:
 
 def _np(t) -> np.ndarray:
     """A tensor of either library as float64 (bfloat16 included)."""
-    if type(t).__module__.startswith("torch"):
-        return t.detach().double().numpy()
     return t.detach().double().numpy()
 
 
@@ -199,6 +197,38 @@ def test_backward_gives_grads_in_the_param_dtype_close_to_float32(dt):
     tol = 2e-2 if dt == "bfloat16" else 3e-3
     for g, ref in zip(grads[dt], grads["float32"]):
         np.testing.assert_allclose(g, ref, rtol=tol, atol=tol)
+
+
+def test_create_graph_backward_of_half_ops_equals_the_plain_backward():
+    """The tensor-mode backward (create_graph, a compiler trace) computes each half op's
+    formula in float32 and rounds once, as the array-mode backward does."""
+    x = eager.tensor(np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)).bfloat16()
+    x.requires_grad_()
+    w = eager.tensor(np.linspace(-2, 1, 12, dtype=np.float32).reshape(3, 4)).bfloat16()
+
+    def f():
+        return (eager.tanh(x @ w) * eager.sigmoid(x @ w)).sum()
+
+    (g1,) = eager.autograd.grad(f(), x)
+    (g2,) = eager.autograd.grad(f(), x, create_graph=True)
+    assert g1.dtype is g2.dtype is eager.bfloat16 and g2.requires_grad
+    np.testing.assert_array_equal(_np(g1), _np(g2))
+    g2.sum().backward()
+    assert x.grad.dtype is eager.bfloat16
+
+
+def test_backward_inside_autocast_is_not_autocast():
+    """Backward ops run in their forward's dtypes even when the backward is run inside an
+    autocast region (the create_graph formulas dispatch a matmul: not cast to bfloat16)."""
+    a = eager.tensor(_X, requires_grad=True)
+    z = (a @ a).sum()  # float32, outside autocast
+    (want,) = eager.autograd.grad(z, a, create_graph=True)
+    z = (a @ a).sum()
+    with eager.autocast("cpu"):
+        (got,) = eager.autograd.grad(z, a, create_graph=True)
+        assert (a @ a).dtype is eager.bfloat16  # still on after the backward
+    assert got.dtype is eager.float32
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
 
 
 def test_half_backward_matches_torch():
