@@ -99,6 +99,19 @@ _NO_HALF = {"inv": "linalg.inv", "lu_info": "linalg.lu_factor", "solve": "linalg
             "eigvalsh": "linalg.eigh", "cofactor": "linalg.det"}
 
 
+#: ops whose PyTorch CPU kernel takes a scalar operand at float32 precision, unrounded
+_SCALAR_OPMATH = frozenset({"mul", "div"})
+
+
+def _round_scalar(a, half):
+    if type(a) is float:
+        return float(np.float32(a).astype(half))
+    if type(a) is _ndarray and a.ndim == 0 and a.dtype.char not in _HALF_CHARS and \
+            a.dtype.kind == "f":
+        return a.astype(_F32).astype(half)
+    return a
+
+
 def _scalar_name(np_dtype) -> str:
     from .ops.linalg import scalar_name
     return scalar_name(np_dtype)
@@ -122,6 +135,10 @@ def _half_forward(op, args, arrays, params):
         except RuntimeError as exc:
             raise _explain(op, args, exc) from exc
     target = _dt.result_type(*[a for a in arrays if type(a) is _ndarray])
+    if target.char in _HALF_CHARS and op.name not in _SCALAR_OPMATH:
+        # PyTorch casts a Python number or a 0-d tensor of a lower category to the half
+        # result type before the kernel sees it (so x == 1.1 compares with bfloat16(1.1))
+        arrays = [_round_scalar(a, target) for a in arrays]
     up = _dt.upcast_half(arrays)
     if op.promotes:
         up = promote(up)

@@ -57,6 +57,11 @@ BF16_NP = bfloat16.np
 HALF_CHARS = "eE"
 
 
+def finfo(np_dtype):
+    """``np.finfo`` that also knows bfloat16 (``ml_dtypes.finfo``)."""
+    return ml_dtypes.finfo(np_dtype)
+
+
 def is_half(np_dtype) -> bool:
     """Whether a NumPy dtype is float16 or bfloat16 (computed in float32 by dispatch)."""
     return np_dtype.char in HALF_CHARS

@@ -94,6 +94,8 @@ def _fast_inplace(self: Tensor, ufunc, other) -> bool:
     """True in-place ufunc when nothing needs recording (no grad, no tracer)."""
     if STATE.tracer is not None or type(self._data) is not np.ndarray:
         return False
+    if self._data.dtype.char in "eE":  # half: dispatch's float32 maths and rounding
+        return False
     if isinstance(other, Tensor):
         if other.requires_grad and STATE.grad_enabled:
             return False

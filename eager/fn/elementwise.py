@@ -23,14 +23,28 @@ from .linalg import _need_tensor
 
 def add(input, other, *, alpha=1):
     if alpha != 1:
-        other = dispatch(_ew.Mul, as_tensor_arg(other), alpha)
+        return _with_alpha(_ew.Add, input, other, alpha)
     return dispatch(_ew.Add, as_tensor_arg(input), as_tensor_arg(other))
 
 
 def sub(input, other, *, alpha=1):
     if alpha != 1:
-        other = dispatch(_ew.Mul, as_tensor_arg(other), alpha)
+        return _with_alpha(_ew.Sub, input, other, alpha)
     return dispatch(_ew.Sub, as_tensor_arg(input), as_tensor_arg(other))
+
+
+def _with_alpha(op, input, other, alpha):
+    """``input op alpha * other``; with a float16/bfloat16 result, computed in float32 and
+    rounded once (PyTorch's fused kernel), not rounded after the product too."""
+    input, other = as_tensor_arg(input), as_tensor_arg(other)
+    out = _result_np(input, other)
+    if out.char in "eE":
+        f32 = _dt.float32.np
+        if isinstance(alpha, float):  # PyTorch's kernel takes alpha in the half type
+            alpha = float(np.float32(alpha).astype(out))
+        prod = dispatch(_ew.Mul, cast(other, f32), alpha)
+        return cast(dispatch(op, cast(input, f32), prod), out)
+    return dispatch(op, input, dispatch(_ew.Mul, other, alpha))
 
 
 subtract = sub
@@ -247,6 +261,10 @@ def lerp(input, end, weight):
     kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
     if not _isf(a):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_scalar_name(a)}'")
+    if a.char in "eE":  # half: the formula in float32, rounded once (PyTorch's kernel)
+        f32 = _dt.float32
+        w = cast(weight, f32) if isinstance(weight, Tensor) else weight
+        return cast(lerp(cast(input, f32), cast(end, f32), w), _dt.from_numpy(a))
     step = sub(end, input)
     if not isinstance(weight, Tensor):
         w = float(weight)
@@ -267,10 +285,14 @@ def nan_to_num(input, nan: float = 0.0, posinf=None, neginf=None):
     if not _isf(dt):
         from .shape import clone
         return clone(input)
-    info = np.finfo(dt)
+    info = _dt.finfo(dt)
     hi = float(info.max) if posinf is None else float(posinf)
     lo = float(info.min) if neginf is None else float(neginf)
-    bad = where(isnan(input), float(nan), where(gt(input, 0), hi, lo))
+    from ..ops import factory as _f
+
+    def const(v):  # a 0-d tensor of the input's dtype (the replacements keep it)
+        return dispatch(_f.Full, shape=(), value=v, dtype=dt)
+    bad = where(isnan(input), const(float(nan)), where(gt(input, 0), const(hi), const(lo)))
     return where(isfinite(input), input, bad)
 
 

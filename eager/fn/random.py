@@ -154,7 +154,7 @@ def _random_(self, from_: int = 0, to: int | None = None, *, generator=None, **k
         from_, to = 0, from_
     if to is None:
         if _isf(d):
-            to = 2 ** (np.finfo(d).nmant + 1) + 1
+            to = 2 ** (_dt.finfo(d).nmant + 1) + 1
         elif d.kind == "b":
             to = 2
         else:

@@ -17,6 +17,7 @@ from .._state import STATE
 from ..amp.autocast_mode import cast_inputs as _autocast
 from ..amp.autocast_mode import suspended
 from ..dispatch import dispatch
+from ..dtypes import finfo as _finfo
 from ..ops import decomp as _d
 from ..ops import factory as _f
 from ..ops import reduce as _red
@@ -142,7 +143,7 @@ def _tolerances(A: Tensor, atol, rtol) -> tuple:
     if rtol is None:
         m, n = A._data.shape[-2:]
         rtol = 0.0 if atol is not None and atol > 0 else \
-            float(np.finfo(A._data.dtype).eps) * max(m, n)
+            float(_finfo(A._data.dtype).eps) * max(m, n)
     return (0.0 if atol is None else float(atol)), float(rtol)
 
 
@@ -218,7 +219,7 @@ def linalg_lstsq(A, B, rcond=None, *, driver=None):
     m, n = A._data.shape[-2:]
     if B2.ndim < 2 or B2._data.shape[-2] != m:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
-    rtol = float(np.finfo(A._data.dtype).eps) * max(m, n) if rcond is None else float(rcond)
+    rtol = float(_finfo(A._data.dtype).eps) * max(m, n) if rcond is None else float(rcond)
     X = matmul(linalg_pinv(A, rtol=rtol), B2)
     solution = squeeze(X, -1) if vector else X
     dt = A._data.dtype

@@ -424,6 +424,9 @@ class Module:
     def half(self) -> Module:
         return self.to(_dt.float16)
 
+    def bfloat16(self) -> Module:
+        return self.to(_dt.bfloat16)
+
     def type(self, dst_type) -> Module:
         return self.to(dst_type)
 
