@@ -57,4 +57,4 @@ class SGD(Optimizer):
                         grad = grad.add(buf.mul(momentum))
                     else:
                         grad = buf
-                p.add_(grad, alpha=-lr)
+                p.add_(grad.mul(-lr))
