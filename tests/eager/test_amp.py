@@ -155,6 +155,68 @@ def test_matmul_and_linear_in_half_match_torch(dt):
     np.testing.assert_allclose(_np(re), _np(rt), rtol=2e-2, atol=2e-2)
 
 
+SCALAR_OPS = {
+    # PyTorch rounds a Python number (or a 0-d tensor) to the half type first, except for
+    # mul/div, whose kernels take it unrounded; results are then rounded once
+    "eq": lambda m, a: a == 1.1, "gt": lambda m, a: a > 0.3, "add": lambda m, a: a + 1.1,
+    "sub": lambda m, a: a - 0.3, "rsub": lambda m, a: 0.7 - a, "mul": lambda m, a: a * 1.1,
+    "div": lambda m, a: a / 1.3, "pow": lambda m, a: a.abs() ** 1.3,
+    "add 0-d": lambda m, a: a + m.tensor(1.1), "lt 0-d": lambda m, a: a < m.tensor(0.3),
+    "add_": lambda m, a: a.clone().add_(1.1), "mul_": lambda m, a: a.clone().mul_(1.1),
+    "where": lambda m, a: m.where(a > 0, a, 0.3),
+}
+
+
+@pytest.mark.parametrize("dt", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name", sorted(SCALAR_OPS))
+def test_scalar_operands_bit_for_bit_like_torch(name, dt):
+    torch = _torch()
+    x = np.random.default_rng(0).standard_normal(500).astype(np.float32)
+    re = SCALAR_OPS[name](eager, eager.tensor(x).to(getattr(eager, dt)))
+    rt = SCALAR_OPS[name](torch, torch.tensor(x).to(getattr(torch, dt)))
+    assert _name(re) == _name(rt)
+    np.testing.assert_array_equal(re.numpy().astype(np.float32), rt.float().numpy()
+                                  if rt.dtype != torch.bool else rt.numpy())
+
+
+@pytest.mark.parametrize("dt", ["bfloat16", "float16"])
+def test_alpha_and_lerp_round_once_like_torch(dt):
+    """``add(alpha=)`` and ``lerp`` are one kernel in PyTorch: one rounding (up to the
+    fused multiply-add its vector loop may use: a few elements in a thousand)."""
+    torch = _torch()
+    x = np.random.default_rng(0).standard_normal(1000).astype(np.float32)
+    for fn in (lambda m, a: m.add(a, a * 1.5, alpha=0.3),
+               lambda m, a: m.sub(a, a * 1.5, alpha=1.7),
+               lambda m, a: m.lerp(a, a * 2, 0.3), lambda m, a: m.lerp(a, a * 2, 0.8)):
+        re = fn(eager, eager.tensor(x).to(getattr(eager, dt)))
+        rt = fn(torch, torch.tensor(x).to(getattr(torch, dt)))
+        assert _name(re) == _name(rt) == dt
+        assert np.mean(_np(re) == _np(rt)) > 0.99
+
+
+@pytest.mark.parametrize("dt", ["bfloat16", "float16", "float32", "float64"])
+def test_nan_to_num_keeps_the_dtype(dt):
+    torch = _torch()
+    v = [math.inf, math.nan, -math.inf, 1.0]
+    re = eager.tensor(v).to(getattr(eager, dt)).nan_to_num()
+    rt = torch.tensor(v).to(getattr(torch, dt)).nan_to_num()
+    assert _name(re) == _name(rt) == dt
+    assert re.tolist() == rt.tolist()
+
+
+def test_save_load_and_module_conversions(tmp_path):
+    t = eager.tensor([1.5, -2.25, 3.0e38], dtype=eager.bfloat16)
+    lin = eager.nn.Linear(2, 3).bfloat16()
+    assert lin.weight.dtype is eager.bfloat16
+    assert lin(eager.ones(1, 2, dtype=eager.bfloat16)).dtype is eager.bfloat16
+    eager.save({"t": t, "w": lin.state_dict(), "a": t.numpy()}, tmp_path / "x.pt")
+    back = eager.load(tmp_path / "x.pt")
+    assert back["t"].dtype is eager.bfloat16 and back["t"].tolist() == t.tolist()
+    assert back["w"]["weight"].dtype is eager.bfloat16
+    assert back["a"].dtype == ml_dtypes.bfloat16
+    assert eager.nn.Linear(2, 2).half().weight.dtype is eager.float16
+
+
 def test_mixed_half_and_float_matmul_is_torchs_error():
     with pytest.raises(RuntimeError, match=r"same dtype, but got: c10::BFloat16 != float"):
         eager.ones(2, 3, dtype=eager.bfloat16) @ eager.ones(3, 2)
