@@ -8,7 +8,6 @@ fallback with its reason.
 
 from __future__ import annotations
 
-
 from .guards import DYNAMIC, _alias_text, _leaves, _name, dtype_name
 from .ir import Guard
 
