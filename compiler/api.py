@@ -232,6 +232,12 @@ class CompiledFunction:
         if observer.unsure:
             self._run_eagerly("; ".join(observer.unsure))
             return result
+        if tracer.half and not (tracer.breaks or tracer.unsupported):
+            # float16/bfloat16 (autocast, .half()): eager computes them in float32 and rounds;
+            # compiled code does not yet, so this key (only this one) runs as eager does
+            self._cache[key] = _EAGER
+            self._fallback("float16/bfloat16 tensors: this key runs eagerly", count=False)
+            return result
         if tracer.unsupported and key[3] and not tracer.breaks:
             # arguments sharing memory, written in place: this key runs as eager does
             self._cache[key] = _EAGER

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._state import STATE
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..dtypes import is_float as _isf
 from ..tensor import Tensor
 
 __all__ = ["Optimizer", "required"]
@@ -190,7 +191,7 @@ class Optimizer:
             if isinstance(value, np.ndarray):
                 from ..factories import from_numpy
                 dt = param._data.dtype if key != "step" and param.is_floating_point() and \
-                    value.dtype.kind == "f" else value.dtype
+                    _isf(value.dtype) else value.dtype
                 return from_numpy(np.array(value, dtype=dt))   # a copy: no aliasing
             if isinstance(value, dict):
                 return {k: cast(param, v, k) for k, v in value.items()}
