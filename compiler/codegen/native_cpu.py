@@ -12,12 +12,16 @@ Why
 
 What is native (:data:`EMITTERS`)
     Fused kernels (called from the trace: the kernel modules of :mod:`.numba_cpu`, so the
-    scalar maths is the one written on the ops), 2-D ``matmul`` and ``linear`` in
-    float32/float64, ``sum``/``mean``/``sum_to`` of floats, ``log_softmax`` over the last
-    dimension, ``nll_loss`` and its gradient, ``full``, ``permute``/``reshape``/``view``
-    inside the trace.  Shapes are static (a trace is per shape).  A graph with any other
-    node — a branch guard, a random op, an effect, a view returned to the user, a kernel
-    big enough for the parallel variant — keeps the program of :mod:`.numba_cpu`.
+    scalar maths is the one written on the ops), ``matmul`` (matrices, a stack of rows
+    times a matrix, stacks of equal batch shape) and ``linear`` in float32/float64,
+    ``sum``/``mean``/``sum_to`` of floats, ``softmax``/``log_softmax`` over the last
+    dimension, the 2-norm of a whole tensor, ``nll_loss`` and its gradient, row lookups
+    (``index`` on dimension 0, an embedding) and their gradient (``index_put_add``),
+    ``stack`` along 0, integer ``arange``, ``full``, ``contiguous``, ``expand``,
+    ``permute``/``reshape``/``view``/``(un)squeeze`` inside the trace.  Shapes are static (a
+    trace is per shape).  A graph with any other node — a branch guard, a random op, an
+    effect, a view returned to the user, a kernel big enough for the parallel variant — or
+    whose function would exceed :data:`MAX_LINES` keeps the program of :mod:`.numba_cpu`.
 
 Contract
     Inputs are C-contiguous (the function is compiled for exactly that and no other
@@ -61,6 +65,9 @@ import numpy as np
 '''
 
 _BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+#: the largest whole-trace function compiled (source lines); a bigger trace keeps the
+#: program of fused kernels, so that a large model's first steps are not spent compiling
+MAX_LINES = 320
 
 
 def _blas_ready() -> bool:
@@ -156,32 +163,55 @@ def _tuple_get(n, w: Writer):
     w.layout[n.out.id] = "C"
 
 
-def _matmul_dims(n):
-    a, b = n.inputs[0], n.inputs[1]
-    if type(a) is not Value or type(b) is not Value or len(a.shape) != 2 \
-            or len(b.shape) != 2:
-        raise Unsupported("matmul of other than two matrices")
-    if a.dtype != b.dtype or a.dtype not in _BLAS_DTYPES:
-        raise Unsupported(f"matmul in {a.dtype}")
+def _batch(shape: tuple) -> int:
+    return int(np.prod(shape)) if shape else 1
 
 
 def _matmul(n, w: Writer):
-    _matmul_dims(n)
-    a, b = n.inputs
-    w.define(n.out, f"np.dot({w.blas(a)}, {w.blas(b)})")
+    a, b = n.inputs[0], n.inputs[1]
+    if type(a) is not Value or type(b) is not Value or a.dtype != b.dtype \
+            or a.dtype not in _BLAS_DTYPES or len(a.shape) < 2 or len(b.shape) < 2:
+        raise Unsupported("matmul of other than float matrices (or stacks of them)")
+    if len(a.shape) == 2 and len(b.shape) == 2:
+        w.define(n.out, f"np.dot({w.blas(a)}, {w.blas(b)})")
+        return
+    (m, k), kn = a.shape[-2:], b.shape[-1]
+    if len(b.shape) == 2:  # a stack of rows times one matrix: one product
+        rows = _batch(a.shape[:-1])
+        w.define(n.out, f"np.dot({w.contig(a)}.reshape(({rows}, {k})), {w.blas(b)})"
+                        f".reshape({tuple(n.out.shape)!r})")
+        return
+    if tuple(a.shape[:-2]) != tuple(b.shape[:-2]):
+        raise Unsupported("matmul with broadcast batch dimensions")
+    B = _batch(a.shape[:-2])
+    a3, b3, o = w.fresh(), w.fresh(), w.fresh()
+    w.lines += [f"{a3} = {w.contig(a)}.reshape(({B}, {m}, {k}))",
+                f"{b3} = {w.contig(b)}.reshape(({B}, {k}, {kn}))",
+                f"{o} = np.empty(({B}, {m}, {kn}), {_dt(a.dtype)})",
+                f"for _b in range({B}):",
+                f"    {o}[_b] = np.dot({a3}[_b], {b3}[_b])"]
+    w.define(n.out, f"{o}.reshape({tuple(n.out.shape)!r})")
 
 
 def _linear(n, w: Writer):
     x, wt = n.inputs[0], n.inputs[1]
     bias = n.inputs[2] if len(n.inputs) > 2 else None
-    if type(x) is not Value or len(x.shape) != 2 or x.dtype not in _BLAS_DTYPES \
-            or wt.dtype != x.dtype:
-        raise Unsupported("linear of other than a float matrix")
-    out = w.define(n.out, f"np.dot({w.blas(x)}, {w.blas(wt)}.T)")
-    if bias is not None:
-        if type(bias) is not Value or bias.shape != n.out.shape[1:] or bias.dtype != x.dtype:
-            raise Unsupported("linear with a broadcast bias")
+    if type(x) is not Value or len(x.shape) < 2 or x.dtype not in _BLAS_DTYPES \
+            or type(wt) is not Value or wt.dtype != x.dtype or len(wt.shape) != 2:
+        raise Unsupported("linear of other than float matrices")
+    if len(x.shape) == 2:
+        out = w.define(n.out, f"np.dot({w.blas(x)}, {w.blas(wt)}.T)")
         r, c = n.out.shape
+    else:  # (..., in) rows: one product over all of them
+        r, c = _batch(x.shape[:-1]), n.out.shape[-1]
+        o = w.fresh()
+        w.lines.append(f"{o} = np.dot({w.contig(x)}.reshape(({r}, {x.shape[-1]})), "
+                       f"{w.blas(wt)}.T)")
+        out = o
+        w.define(n.out, f"{o}.reshape({tuple(n.out.shape)!r})")
+    if bias is not None:
+        if type(bias) is not Value or tuple(bias.shape) != (c,) or bias.dtype != x.dtype:
+            raise Unsupported("linear with a broadcast bias")
         b = w.name(bias)
         w.lines += [f"for _i in range({r}):",
                     f"    for _j in range({c}):",
@@ -407,9 +437,157 @@ def _reshape(n, w: Writer):
     w.define(n.out, f"{w.contig(n.inputs[0])}.reshape({tuple(n.out.shape)!r})")
 
 
+def _softmax(n, w: Writer):
+    a = n.inputs[0]
+    nd = len(a.shape)
+    if type(a) is not Value or a.dtype.kind != "f" or nd == 0 or n.params["dim"] != nd - 1:
+        raise Unsupported("softmax over other than the last dimension")
+    c = a.shape[-1]
+    rows = _batch(a.shape[:-1])
+    dt = _dt(a.dtype)
+    x, y = w.fresh(), w.fresh()
+    w.lines += [
+        f"{x} = {w.contig(a)}.reshape(({rows}, {c}))",
+        f"{y} = np.empty(({rows}, {c}), {dt})",
+        f"for _i in range({rows}):",
+        f"    _m = {x}[_i, 0]",
+        f"    for _j in range(1, {c}):",
+        f"        if {x}[_i, _j] > _m or {x}[_i, _j] != {x}[_i, _j]:",
+        f"            _m = {x}[_i, _j]",
+        "    if not np.isfinite(_m):",
+        f"        _m = {dt}(0.0)",
+        "    _s = 0.0",
+        f"    for _j in range({c}):",
+        f"        _e = np.exp({x}[_i, _j] - _m)",
+        f"        {y}[_i, _j] = _e",
+        "        _s += np.float64(_e)",
+        f"    _d = {dt}(_s)",
+        f"    for _j in range({c}):",
+        f"        {y}[_i, _j] = {y}[_i, _j] / _d",
+    ]
+    w.define(n.out, f"{y}.reshape({tuple(n.out.shape)!r})")
+
+
+def _norm(n, w: Writer):
+    a = n.inputs[0]
+    p = n.params
+    if type(a) is not Value or a.dtype not in _BLAS_DTYPES or p["p"] != 2.0 \
+            or sorted(p["dim"]) != list(range(len(a.shape))):
+        raise Unsupported("a norm other than the 2-norm of a whole float tensor")
+    x, out = w.fresh(), w.fresh()
+    size = _batch(tuple(a.shape))
+    w.lines += [f"{x} = {w.contig(a)}.reshape(({size},))",
+                "_s = 0.0",
+                f"for _i in range({size}):",
+                f"    _s += np.float64({x}[_i]) * np.float64({x}[_i])",
+                f"{out} = np.empty((), {_dt(a.dtype)})",
+                f"{out}[()] = np.sqrt(_s)"]
+    if n.out.shape == ():
+        w.define(n.out, out)
+    else:  # keepdim: ones
+        w.define(n.out, f"{out}.reshape({tuple(n.out.shape)!r})")
+
+
+def _stack(n, w: Writer):
+    vals = n.inputs
+    if n.params["dim"] != 0 or not vals or any(
+            type(v) is not Value or v.dtype != n.out.dtype or v.shape != vals[0].shape
+            for v in vals):
+        raise Unsupported("stack of other than equal arrays along dimension 0")
+    out = w.fresh()
+    w.lines.append(f"{out} = np.empty({tuple(n.out.shape)!r}, {_dt(n.out.dtype)})")
+    for i, v in enumerate(vals):
+        if v.shape == ():
+            w.lines.append(f"{out}[{i}] = {w.name(v)}[()]")
+        else:
+            w.lines.append(f"{out}[{i}] = {w.name(v)}")
+    w.define(n.out, out)
+
+
+def _unsqueeze(n, w: Writer):   # and squeeze: a reshape of a contiguous array
+    w.define(n.out, f"{w.contig(n.inputs[0])}.reshape({tuple(n.out.shape)!r})")
+
+
+def _expand(n, w: Writer):
+    a = n.inputs[0]
+    w.define(n.out, f"np.ascontiguousarray(np.broadcast_to({w.name(a)}, "
+                    f"{tuple(n.out.shape)!r}))")
+
+
+def _contiguous(n, w: Writer):
+    a = n.inputs[0]
+    w.define(n.out, f"{w.name(a)}.copy()" if w.layout.get(a.id) == "C"
+             else f"np.ascontiguousarray({w.name(a)})")
+
+
+def _arange(n, w: Writer):
+    p = n.params
+    dt = np.dtype(p["dtype"])
+    vals = (p["start"], p["end"], p["step"])
+    if dt.kind not in "iu" or any(type(v) is not int for v in vals):
+        raise Unsupported("arange of other than integers")
+    w.define(n.out, f"np.arange({vals[0]}, {vals[1]}, {vals[2]}).astype({_dt(dt)})")
+
+
+def _rows_index(n, w: Writer, table_shape: tuple):
+    """(index array name, number of picked rows, row length) for an advanced index on
+    dimension 0 only (an embedding's lookup and its gradient)."""
+    idx = n.inputs[1]
+    if n.params["dims"] != (0,) or type(idx) is not Value or idx.dtype.kind not in "iu" \
+            or len(idx.shape) < 1 or idx.shape[0] != 1 or not table_shape:
+        raise Unsupported("advanced indexing other than rows of dimension 0")
+    return w.contig(idx), _batch(tuple(idx.shape[1:])), _batch(tuple(table_shape[1:]))
+
+
+def _index(n, w: Writer):
+    a = n.inputs[0]
+    if type(a) is not Value:
+        raise Unsupported("indexing a constant")
+    ix, picked, row = _rows_index(n, w, tuple(a.shape))
+    size = a.shape[0]
+    src, out = w.fresh(), w.fresh()
+    w.lines += [
+        f"{src} = {w.contig(a)}.reshape(({size}, {row}))",
+        f"{out} = np.empty(({picked}, {row}), {_dt(a.dtype)})",
+        f"_ix = {ix}.reshape(({picked},))",
+        f"for _i in range({picked}):",
+        "    _j = _ix[_i]",
+        "    if _j < 0:",
+        f"        _j += {size}",
+        f"    if _j < 0 or _j >= {size}:",
+        "        raise IndexError('index out of bounds')",
+        f"    {out}[_i] = {src}[_j]",
+    ]
+    w.define(n.out, f"{out}.reshape({tuple(n.out.shape)!r})")
+
+
+def _index_put_add(n, w: Writer):
+    g = n.inputs[0]
+    shape = tuple(n.params["shape"])
+    if type(g) is not Value:
+        raise Unsupported("index_put_add of a constant")
+    ix, picked, row = _rows_index(n, w, shape)
+    size = shape[0]
+    src, out = w.fresh(), w.fresh()
+    w.lines += [
+        f"{src} = {w.contig(g)}.reshape(({picked}, {row}))",
+        f"{out} = np.zeros(({size}, {row}), {_dt(n.out.dtype)})",
+        f"_ix = {ix}.reshape(({picked},))",
+        f"for _i in range({picked}):",   # in order, as np.add.at: repeats accumulate
+        "    _j = _ix[_i]",
+        "    if _j < 0:",
+        f"        _j += {size}",
+        f"    if _j < 0 or _j >= {size}:",
+        "        raise IndexError('index out of bounds')",
+        f"    for _k in range({row}):",
+        f"        {out}[_j, _k] += {src}[_i, _k]",
+    ]
+    w.define(n.out, f"{out}.reshape({shape!r})")
+
+
 #: emitters whose code may raise (then the call reruns as Python: nothing may have been
 #: written into an input before them)
-RAISES = frozenset({_nll_loss, _nll_loss_grad})
+RAISES = frozenset({_nll_loss, _nll_loss_grad, _index, _index_put_add})
 
 EMITTERS = {
     _la.Matmul: _matmul, _la.Linear: _linear,
@@ -418,6 +596,10 @@ EMITTERS = {
     _S.Permute: _permute, _S.Reshape: _reshape, _S.View: _reshape,
     _S.ReshapeCopy: _reshape, TupleGet: _tuple_get, Const: _const,
     _I.BasicIndex: _basic_index, _I.BasicScatter: _basic_scatter,
+    _R.Softmax: _softmax, _R.Norm: _norm, _S.Stack: _stack,
+    _S.Unsqueeze: _unsqueeze, _S.Squeeze: _unsqueeze,
+    _S.Expand: _expand, _S.Contiguous: _contiguous, _fac.Arange: _arange,
+    _I.Index: _index, _I.IndexPutAdd: _index_put_add,
 }
 
 
@@ -431,6 +613,24 @@ def _emitter(n):
     if fn in (_matmul, _linear) and not _blas_ready():
         raise Unsupported("SciPy (Numba's BLAS) is not installed")
     return fn
+
+
+def _aliases(node) -> bool:
+    """Whether the node's output shares its first input's memory."""
+    return getattr(node.op, "view", False) or node.op is _S.SumTo and \
+        tuple(node.inputs[0].shape) == tuple(node.params["shape"])
+
+
+def _view_root(v, made):
+    """The value made in the trace whose memory the view chain from ``v`` reads, or None
+    when that is a graph input (or not a value)."""
+    node = made.get(v.id)
+    while node is not None and _aliases(node):
+        v = node.inputs[0]
+        if type(v) is not Value:
+            return None
+        node = made.get(v.id)
+    return v if node is not None else None
 
 
 def trace_source(lowered: Graph) -> tuple[str, list, list, list]:
@@ -447,6 +647,8 @@ def trace_source(lowered: Graph) -> tuple[str, list, list, list]:
         _emitter(n)(n, w)
     # outputs: every returned array new and distinct (no views: eager's would alias)
     made = {n.out.id: n for n in lowered.nodes}
+    out_ids = {v.id for v in lowered.outputs}
+    roots = [r.id for r in (_view_root(v, made) for v in lowered.outputs) if r is not None]
     plan, ret, seen = [], [], {}
     input_pos = {w.names[v.id]: j for j, v in enumerate(lowered.inputs)}
     for v in lowered.outputs:
@@ -454,9 +656,16 @@ def trace_source(lowered: Graph) -> tuple[str, list, list, list]:
             plan.append(("in", input_pos[w.names[v.id]]))
             continue
         node = made.get(v.id)
-        if node is None or getattr(node.op, "view", False) or node.op is _S.SumTo and \
-                tuple(node.inputs[0].shape) == tuple(node.params["shape"]):
-            raise Unsupported("an output that is a view")
+        if node is None or _aliases(node):
+            # a view of a value made here that nothing else returned: a copy of it is
+            # indistinguishable (a saved index, an unsqueezed arange); a view of an input
+            # or of another output keeps eager's aliasing: the Python program returns it
+            root = _view_root(v, made)
+            if root is None or root.id in out_ids or roots.count(root.id) > 1:
+                raise Unsupported("an output that is a view")
+            copy = w.fresh()
+            w.lines.append(f"{copy} = np.ascontiguousarray({w.names[v.id]}).copy()")
+            w.names[v.id] = copy
         if w.names[v.id] in seen:
             plan.append(("ret", seen[w.names[v.id]]))
             continue
@@ -485,6 +694,11 @@ def native_program(lowered: Graph, plain: Graph, name: str = "graph") -> Compile
     if any(type(v) is Value and v.device != "cpu" for v in lowered.inputs):
         raise Unsupported("inputs on another device")
     source, plan, sig, consts = trace_source(lowered)
+    lines = source.count("\n")
+    if lines > MAX_LINES:
+        raise Unsupported(f"{lines} lines of native code, more than {MAX_LINES} (Numba's "
+                          "compile time grows faster than the function: 186 lines take "
+                          "~3 s, 928 lines ~27 s)")
     mod = CPU.load(source)
     fn = mod.trace
     if fn._can_compile:  # else built already (the same text in this process)
@@ -502,15 +716,18 @@ def native_program(lowered: Graph, plain: Graph, name: str = "graph") -> Compile
           "    try:",
           f"        r = __native({call})",
           "    except Exception:  # another layout, or an error: eager's code says which",
+          "        __misses[0] += 1",
           f"        return __slow({args})",
           f"    return [{outs}]"]
-    glb = {"__native": fn, "__slow": slow}
+    misses = [0]   # calls the native function refused (tests check it stays 0)
+    glb = {"__native": fn, "__slow": slow, "__misses": misses}
     glb.update((f"__c{k}", c) for k, c in enumerate(consts))
     src = "\n".join(py) + "\n"
     exec(compile(src, f"<dyngraph {name}>", "exec"), glb)
     out = CompiledGraph(glb[name], src + "\n# native:\n" + source,
                         [(f"{mod.__name__}.trace", source)])
     out.writes_inputs = writes
+    out.native_misses = misses
     return out
 
 

@@ -19,13 +19,15 @@ from ..ir import Graph, Guard, GuardFailed, Value, format_node, outcome
 class CompiledGraph:
     """A callable program with its generated source and the kernels it uses."""
 
-    __slots__ = ("fn", "_source", "kernels", "writes_inputs", "__weakref__")
+    __slots__ = ("fn", "_source", "kernels", "writes_inputs", "native_misses",
+                 "__weakref__")
 
     def __init__(self, fn, source, kernels: list):
         self.fn = fn
         self._source = source   # the text, or a function making it when first asked for
         self.kernels = kernels
         self.writes_inputs = False  # computes write-backs straight into input arrays
+        self.native_misses = None   # whole-trace native code: [calls rerun as Python]
 
     @property
     def source(self) -> str:

@@ -16,8 +16,28 @@ pytest.importorskip("scipy")
 
 
 def _native_used(cf) -> bool:
-    return any(name.endswith(".trace") for t in cf.explain().traces
-               for name, _src in t["kernels"])
+    """Some program of ``cf`` is whole-trace native code, and none handed a call back to
+    its Python program."""
+    return _no_misses(cf) and any(name.endswith(".trace") for t in cf.explain().traces
+                                  for name, _src in t["kernels"])
+
+
+def _no_misses(cf) -> bool:
+    for entry in cf._cache.values():
+        for variant in entry:
+            for path in variant.paths:
+                programs = [path.program] + [getattr(b, "program", None)
+                                             for b in path.backwards]
+                if any(p.native_misses != [0] for p in programs
+                       if p is not None and p.native_misses is not None):
+                    return False
+    return True
+
+
+def _forward_native(cf) -> bool:
+    """Every trace's forward program is one native function, which never handed a call
+    to the Python program (an emitter raising every time would hide behind it)."""
+    return _no_misses(cf) and all("# native:" in t["graph"] for t in cf.explain().traces)
 
 
 def _mlp_run(compiled: bool, opt_name: str, dtype, steps=8, ignore=None, reduction="mean",
@@ -247,3 +267,99 @@ def test_basic_indexing_and_its_gradient_replay_natively(key):
         assert lc == pytest.approx(le, rel=1e-12)
         np.testing.assert_allclose(gc, ge, rtol=1e-10, atol=1e-14)
     assert _native_used(f)
+
+
+def _compare_native(make, steps=4, rtol=1e-10, atol=1e-12):
+    """Run ``make()``'s step eagerly and compiled (kernels loaded after the second call):
+    losses and gradients equal, and the whole trace ran as native code."""
+    def run(compiled):
+        torch.manual_seed(3)
+        step, params = make()
+        f = compiler.compile(step) if compiled else step
+        out = []
+        for i in range(steps):
+            for p in params:
+                p.grad = None
+            loss = f(i)
+            loss.backward()
+            out.append((loss.item(), [p.grad.numpy().copy() for p in params]))
+            if i == 1:
+                compiler.wait()
+        return out, f
+
+    eager_out, _ = run(False)
+    comp_out, f = run(True)
+    for (le, ge), (lc, gc) in zip(eager_out, comp_out):
+        assert lc == pytest.approx(le, rel=rtol, abs=atol)
+        for a, b in zip(gc, ge):
+            np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
+    assert _native_used(f) and _forward_native(f), f.explain()
+
+
+def test_attention_with_embeddings_replays_natively():
+    """Row lookups and their gradient, linear on 3-D input, batched matmuls, softmax over
+    the last dimension, unsqueeze/expand/contiguous, integer arange."""
+    def make():
+        emb = torch.randn(7, 4, dtype=torch.float64, requires_grad=True)
+        pos = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+        wq = torch.randn(4, 4, dtype=torch.float64, requires_grad=True)
+        idx = torch.tensor([1, 6, 1, 0, -2, 3])     # a repeat and a negative index
+
+        def step(i):
+            x = emb[idx * 1].view(2, 3, 4) + pos[torch.arange(3)]   # idx * 1: made here
+            q = torch.nn.functional.linear(x, wq)
+            att = (q @ x.transpose(1, 2).contiguous()).softmax(-1)
+            y = (att @ x).unsqueeze(1).expand(2, 2, 3, 4).contiguous()
+            return (y * y).sum()
+        return step, [emb, pos, wq]
+
+    _compare_native(make)
+
+
+def test_clip_grad_norm_and_stack_replay_natively():
+    def make():
+        w1 = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+        w2 = torch.randn(4, 2, dtype=torch.float64, requires_grad=True)
+
+        def step(i):
+            with torch.no_grad():
+                norms = torch.stack([torch.linalg.vector_norm(w1), w2.norm()])
+                total = torch.linalg.vector_norm(norms)
+            return ((w1 @ w2).tanh() * total).sum()
+        return step, [w1, w2]
+
+    _compare_native(make)
+
+
+def test_an_index_out_of_bounds_raises_eagers_error_from_native_code():
+    emb = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
+
+    def f(idx):
+        return (emb[idx] * 2.0).sum()
+
+    cf = compiler.compile(f)
+    ok = torch.tensor([0, 4, 1])
+    for _ in range(3):
+        cf(ok)
+    compiler.wait()
+    assert cf(ok).item() == pytest.approx(f(ok).item())
+    with pytest.raises(IndexError, match="out of bounds"):
+        f(torch.tensor([0, 5, 1]))
+    with pytest.raises(IndexError, match="out of bounds"):
+        cf(torch.tensor([0, 5, 1]))
+
+
+def test_a_trace_too_large_for_one_native_function_keeps_the_kernel_program(monkeypatch):
+    monkeypatch.setattr(native_cpu, "MAX_LINES", 20)
+    w = torch.randn(4, 4, dtype=torch.float64, requires_grad=True)
+
+    def step(x):
+        return ((x @ w).tanh() @ w).sum()
+
+    cf = compiler.compile(step)
+    x = torch.randn(3, 4, dtype=torch.float64)
+    for _ in range(3):
+        cf(x).backward()
+    compiler.wait()
+    assert cf(x).item() == pytest.approx(step(x).item(), rel=1e-12)
+    assert not _native_used(cf)
