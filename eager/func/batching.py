@@ -69,6 +69,12 @@ class Batched:
     def batch_size(self) -> int:
         return self.value.shape[0]
 
+    def reshape(self, shape, copy=None):
+        """Reshape without running an op (``can_view``'s probe): the batch size prefixes
+        ``shape``."""
+        v = self.value
+        return Batched(v.reshape((v.shape[0],) + tuple(shape), copy=copy), self.level)
+
     def __array__(self, dtype=None, copy=None):
         raise RuntimeError(
             "vmap: It looks like you're attempting to use a Tensor in some data-dependent "

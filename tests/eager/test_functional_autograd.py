@@ -99,10 +99,9 @@ def test_vjp_jvp_vhp_hvp(create_graph):
 
 def test_v_none_for_scalars_and_errors():
     s = eager.tensor([0.3], dtype=eager.float64)
-    close(AF.vjp(lambda x: (x * x).sum(), s)[1], TF.vjp(lambda x: (x * x).sum(),
-                                                        torch.tensor([0.3], dtype=torch.float64))[1])
-    close(AF.jvp(lambda x: x.exp() * 2, s)[1], TF.jvp(lambda x: x.exp() * 2,
-                                                     torch.tensor([0.3], dtype=torch.float64))[1])
+    ts = torch.tensor([0.3], dtype=torch.float64)
+    close(AF.vjp(lambda x: (x * x).sum(), s)[1], TF.vjp(lambda x: (x * x).sum(), ts)[1])
+    close(AF.jvp(lambda x: x.exp() * 2, s)[1], TF.jvp(lambda x: x.exp() * 2, ts)[1])
     ex = eager.tensor(X)
     with pytest.raises(RuntimeError, match="The vector v can only be None if the "
                                            "user-provided function returns"):
