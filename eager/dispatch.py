@@ -164,6 +164,10 @@ def copy_into(dst, src) -> None:
     if type(dst) is _ndarray:
         np.copyto(dst, src, casting="unsafe")
         return
+    rule = STORAGE_RULES.get(type(dst))
+    if rule is not None:
+        rule(_CopyInto, (dst, src), {})
+        return
     dev = runtime_device.of(dst).type
     implementation(_CopyInto, dev)(dst, src)
 

@@ -31,6 +31,11 @@ from .node import DEVICE_NODES, Node
 _ndarray = np.ndarray
 
 _callbacks: list | None = None  # while a backward runs: functions to call at its end
+#: set by :mod:`eager.func.batching`: ``fn(gradient) -> gradient`` applied to a gradient
+#: leaving the engine (into ``.grad`` or returned by ``grad``) when it is a Tensor; it sums
+#: away batch dimensions of vmaps that have returned (the gradient of a tensor used
+#: unbatched inside a vmap is the sum over the samples)
+FINAL_GRAD = None
 
 
 def queue_callback(callback) -> None:
@@ -191,7 +196,8 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
             if (node.hooks or node.retains) and not quiet:
                 g = _tensor_hooks(node, g, as_tensors)
             if want_nodes and node in want_nodes:
-                captured[want_nodes[node]] = g if as_tensors else Tensor._make(np.asarray(g))
+                captured[want_nodes[node]] = _final(g) if as_tensors else \
+                    Tensor._make(np.asarray(g))
                 if partial:
                     continue
             if useful is not None and not useful.get(node):
@@ -247,7 +253,7 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
                     gl = _call_hooks(leaf._hooks, gl, as_tensors)
                 k = want_leaves.get(key)
                 if k is not None:
-                    captured[k] = gl if as_tensors else Tensor._make(np.asarray(gl))
+                    captured[k] = _final(gl) if as_tensors else Tensor._make(np.asarray(gl))
                 continue
             finish(key, leaf, gl)
         while _callbacks:
@@ -346,6 +352,8 @@ class _LeafFinisher:
     def __call__(self, key, leaf, gl) -> None:
         if self.want_leaves is not None and key not in self.want_leaves:
             return
+        if self.as_tensors:
+            gl = _final(gl)
         if leaf._hooks and not self.quiet:
             gl = _call_hooks(leaf._hooks, gl, self.as_tensors)
         _accumulate(leaf, gl, self.as_tensors, self.create_graph)
@@ -353,6 +361,10 @@ class _LeafFinisher:
         if post and not self.quiet:
             for hook in list(post):
                 hook(leaf)
+
+
+def _final(g):
+    return g if FINAL_GRAD is None else FINAL_GRAD(g)
 
 
 def _useful_nodes(roots, want_nodes, want_leaves) -> dict:

@@ -32,6 +32,10 @@ from ..ops.base import OPS
 
 _ndarray = np.ndarray
 
+#: the levels of the vmaps running now, outermost first (levels grow: an inner vmap's
+#: level is higher than every active one)
+ACTIVE: list = []
+
 
 class Batched:
     """A batched tensor's storage: ``value`` (physical, batch dimension first) at ``level``."""
@@ -68,6 +72,10 @@ class Batched:
     @property
     def batch_size(self) -> int:
         return self.value.shape[0]
+
+    @property
+    def flags(self):
+        return self.value.flags
 
     def reshape(self, shape, copy=None):
         """Reshape without running an op (``can_view``'s probe): the batch size prefixes
@@ -107,12 +115,14 @@ def apply(op, args, params):
     rule on its physical values; the result is batched storage of that level."""
     level = max(a.level for a in args if type(a) is Batched)
     rule = RULES.get(op.name)
+    if rule is None and op.name == "copy_":
+        rule = _copy_into
     if rule is None:
         raise RuntimeError(
             f"vmap: no batching rule for the op '{op.name}', so it is not supported inside "
             "vmap (there is no per-sample fallback); add a rule to RULES in "
             "eager/func/batching.py")
-    if op.promotes:
+    if getattr(op, "promotes", False):
         args = _promote_logical(args)
     vals = []
     bat = []
@@ -334,6 +344,21 @@ def _masked_fill(op, vals, bat, size, params):
     return run("cast", out, dtype=a.dtype)
 
 
+def _copy_into(op, vals, bat, size, params):
+    """An in-place write (``dispatch.copy_into``) into batched storage."""
+    from ..dispatch import copy_into
+    dst, src = vals
+    if not bat[0]:
+        raise RuntimeError(
+            "vmap: in-place operation on a tensor that is not batched, with a batched value: "
+            "the result would need a batch dimension the tensor does not have (write into a "
+            "batched tensor, or use the out-of-place op)")
+    if bat[1]:
+        src = _pad(src, dst.ndim - 1)
+    copy_into(dst, src)
+    return dst
+
+
 def _arg(op, vals, bat, size, params):
     """argmax/argmin: one dimension, or every dimension (an index into each flattened
     sample)."""
@@ -397,8 +422,25 @@ class _BatchedStorageDevice:
         return array
 
 
+def final_grad(g):
+    """A gradient leaving the autograd engine with the batch dimension of a vmap that has
+    returned (a tensor used unbatched inside it, differentiated from outside): summed over
+    that dimension, differentiably."""
+    d = g._data
+    while type(d) is Batched and d.level not in ACTIVE:
+        from ..dispatch import dispatch
+        from .vmap import RemoveBatchDim
+        g = dispatch(RemoveBatchDim, g, level=d.level, out_dim=0, size=d.batch_size)
+        g = g.sum(0)
+        d = g._data
+    return g
+
+
 def _install():
     from runtime import device as runtime_device
+
+    from ..autograd import engine
+    engine.FINAL_GRAD = final_grad
 
     from ..dispatch import STORAGE_RULES
     STORAGE_RULES[Batched] = apply

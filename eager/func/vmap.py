@@ -14,9 +14,9 @@ import functools
 from .._state import STATE
 from ..ops.base import Op
 from ..tensor import Tensor
-from .batching import Batched, run
+from .batching import ACTIVE, Batched, run
 
-_LEVEL = [0]   # the innermost active vmap level (0: none)
+_LAST_LEVEL = [0]   # levels are never reused: a gradient can tell a returned vmap's level
 
 
 class AddBatchDim(Op):
@@ -201,7 +201,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         size = sizes[0]
         if chunk_size is not None and chunk_size < size:
             return _chunked(leaves, spec, norm, size, kwargs)
-        return _run(func, leaves, spec, norm, size, kwargs, out_dims, name)
+        return _run(func, leaves, spec, norm, size, kwargs, out_dims, name, randomness)
 
     def _chunked(leaves, spec, norm, size, kwargs):
         from ..fn.shape import cat
@@ -211,7 +211,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             chunk = [x if d is None else x.narrow(d, start, stop - start)
                      for x, d in zip(leaves, norm)]
             parts.append(_run(func, chunk, spec, norm, stop - start, kwargs, out_dims,
-                              _fn_name(func)))
+                              _fn_name(func), randomness))
         outs0, ospec = _flatten(parts[0])
         odims = _broadcast_dims(out_dims, ospec, "out_dims")
         cols = [[_flatten(p)[0][i] for p in parts] for i in range(len(outs0))]
@@ -221,11 +221,15 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     return wrapped
 
 
-def _run(func, leaves, spec, norm, size, kwargs, out_dims, name):
+def _run(func, leaves, spec, norm, size, kwargs, out_dims, name, randomness):
     from ..dispatch import dispatch
-    level = _LEVEL[0] + 1
-    outer = _LEVEL[0]
-    _LEVEL[0] = level
+    from ..random import default_generator
+    _LAST_LEVEL[0] += 1
+    level = _LAST_LEVEL[0]
+    ACTIVE.append(level)
+    rng = default_generator._rng
+    if randomness != "same":
+        default_generator._rng = _RandomGuard(randomness)
     try:
         batched = [x if d is None else dispatch(AddBatchDim, x, in_dim=d, level=level)
                    for x, d in zip(leaves, norm)]
@@ -256,4 +260,22 @@ def _run(func, leaves, spec, norm, size, kwargs, out_dims, name):
             res.append(dispatch(RemoveBatchDim, o, level=level, out_dim=d, size=size))
         return _unflatten(res, ospec)
     finally:
-        _LEVEL[0] = outer
+        ACTIVE.pop()
+        default_generator._rng = rng
+
+
+class _RandomGuard:
+    """The default generator's NumPy generator while vmap runs with randomness 'error'
+    (PyTorch's error) or 'different' (not supported: random ops are not batched)."""
+
+    def __init__(self, randomness):
+        self.randomness = randomness
+
+    def __getattr__(self, name):
+        if self.randomness == "error":
+            raise RuntimeError("vmap: called random operation while in randomness error mode. "
+                               "Please either use the 'same' or 'different' randomness flags "
+                               "on vmap or perform the randomness operation out of vmap")
+        raise NotImplementedError("vmap: randomness='different' is not supported: random ops "
+                                  "are not batched (use randomness='same' for one draw shared "
+                                  "by every sample, or draw outside vmap)")

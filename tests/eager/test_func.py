@@ -238,9 +238,22 @@ def test_per_sample_grads_cross_entropy_style():
 
 
 def test_grad_of_vmap():
-    x = arr(4, 3)
+    x, w = arr(4, 3), arr(3)
     close(grad(lambda a: vmap(lambda r: (r.sin() * r).sum())(a).pow(2).sum())(E(x)),
           TF.grad(lambda a: TF.vmap(lambda r: (r.sin() * r).sum())(a).pow(2).sum())(T(x)))
+
+    # unbatched tensors used inside vmap (an in_dims=None argument, a closed-over one):
+    # their gradient from outside is the sum over the samples
+    def f(lib, v):
+        return lambda a, c: lib.vmap(lambda r, c: (r * v * c).tanh().sum(), in_dims=(0, None))(
+            a, c).sum()
+    ew, tw = E(w).requires_grad_(), T(w).requires_grad_()
+    ours = grad(f(eager.func, ew), argnums=(0, 1))(E(x), E(w))
+    theirs = TF.grad(f(TF, tw), argnums=(0, 1))(T(x), T(w))
+    close(ours, theirs)
+    f(eager.func, ew)(E(x), E(w)).backward()
+    f(TF, tw)(T(x), T(w)).backward()
+    close(ew.grad, tw.grad)
 
 
 # -- functional_call -------------------------------------------------------------------
@@ -272,3 +285,33 @@ def test_functional_call_swaps_and_restores():
         functional_call(lin, ({"weight": w}, {"weight": w}), (x,))
     with pytest.raises(RuntimeError, match="Missing key\\(s\\): 'bias'"):
         functional_call(lin, {"weight": w}, (x,), strict=True)
+
+
+def test_vmap_inplace_and_randomness():
+    x = arr(4, 3)
+
+    def f(a):
+        h = a * 2
+        h += 1                           # in-place on a batched tensor
+        return (h * h).sum()
+    close(vmap(grad(f))(E(x)), TF.vmap(TF.grad(f))(T(x)))
+    ex, tx = E(x.copy()), T(x.copy())
+    vmap(lambda a: a.mul_(2))(ex)        # writes through to the input, as PyTorch
+    TF.vmap(lambda a: a.mul_(2))(tx)
+    close(ex, tx)
+    with pytest.raises(RuntimeError, match="vmap: called random operation while in "
+                                           "randomness error mode"):
+        vmap(lambda a: EF.dropout(a, 0.5))(E(x))
+    out = vmap(lambda a: a * eager.rand(3), randomness="same")(eager.ones(4, 3))
+    assert np.all(out.numpy() == out.numpy()[0])   # one draw shared by every sample
+    eager.rand(2)                                  # the generator works again afterwards
+
+
+def test_vmap_gradients_by_finite_differences():
+    from tests.helpers import gradcheck
+    w = arr(3, 2)
+
+    def f(x, wt):
+        inner = vmap(lambda r, m: (r @ m).tanh() * r.sum(), in_dims=(1, None), out_dims=1)
+        return inner(x, wt)
+    assert gradcheck(f, arr(3, 4), w)
