@@ -344,6 +344,97 @@ def _masked_fill(op, vals, bat, size, params):
     return run("cast", out, dtype=a.dtype)
 
 
+def _along_dim(op, vals, bat, size, params):
+    """pick_along_dim/place_along_dim (``max(dim)``'s values and their gradient)."""
+    vals = [v if b or not hasattr(v, "ndim") else _expand_batch(v, size)
+            for v, b in zip(vals, bat)]
+    params["dim"] += 1
+    if "shape" in params:
+        params["shape"] = (size,) + tuple(params["shape"])
+    return run(op, *vals, **params)
+
+
+def _adjacent(dims) -> bool:
+    return list(dims) == list(range(dims[0], dims[0] + len(dims)))
+
+
+def _sample_index(idx, size):
+    """Batched packed index ``(B, k, *S)`` as ``(k + 1, B, *S)``: the sample number first."""
+    idx = run("permute", idx, dims=(1, 0) + tuple(range(2, idx.ndim)))
+    shape = (1,) + tuple(idx.shape[1:])
+    ar = np.broadcast_to(np.arange(size, dtype=idx.dtype).reshape(
+        (1, size) + (1,) * (len(shape) - 2)), shape)
+    return run("cat", ar, idx, dim=0)
+
+
+def _index(op, vals, bat, size, params):
+    """Advanced indexing ``a[..., idx at dims]`` (packed index ``(k, *S)``) and its
+    adjoint ``index_put_add``: index dimensions must be adjacent; with a batched index,
+    they must start at dimension 0 (``x[idx]``, an embedding lookup)."""
+    a, idx = vals[0], vals[1]
+    dims = params["dims"]
+    if not _adjacent(dims):
+        raise RuntimeError(f"vmap: '{op.name}' with index tensors at non-adjacent dimensions "
+                           f"{dims} is not supported inside vmap")
+    if "shape" in params:
+        params["shape"] = (size,) + tuple(params["shape"])
+    if not bat[1]:
+        if not bat[0]:
+            a = _expand_batch(a, size)
+        params["dims"] = _shift(dims)
+        return run(op, a, idx, **params)
+    if dims[0] != 0:
+        raise RuntimeError(f"vmap: '{op.name}' with a batched index tensor is supported inside "
+                           "vmap only when the indexed dimensions come first (x[idx])")
+    if not bat[0]:
+        a = _expand_batch(a, size)
+    params["dims"] = (0,) + _shift(dims)
+    return run(op, a, _sample_index(idx, size), **params)
+
+
+def _nll_rows(logp, target, size, bat):
+    if any(type(v) is Batched for v in (logp, target)):
+        raise RuntimeError("vmap: nll_loss inside nested vmap is not supported")
+    tshape = tuple(target.shape[1:]) if bat[1] else tuple(target.shape)
+    target = np.broadcast_to(target, (size,) + tshape)
+    return target.reshape(-1), target.shape[1] if target.ndim > 1 else 1
+
+
+def _nll_loss(op, vals, bat, size, params):
+    """Per-sample ``nll_loss`` (mean or sum over each sample's rows) in one pass."""
+    from ..ops.loss import _targets
+    logp, target = vals
+    if not bat[0]:
+        logp = np.broadcast_to(logp, (size,) + tuple(logp.shape))
+    flat_t, n = _nll_rows(logp, target, size, bat)
+    c = logp.shape[-1]
+    rows, idx, valid = _targets(logp.reshape(size * n, c), flat_t,
+                                params.get("ignore_index", -100))
+    picked = np.where(valid, logp.reshape(size * n, c)[rows, idx], 0).reshape(size, n)
+    total = -picked.sum(axis=1, dtype=logp.dtype)
+    if params.get("reduction", "mean") == "sum":
+        return total
+    count = valid.reshape(size, n).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (total / count).astype(logp.dtype)
+
+
+def _nll_loss_grad(op, vals, bat, size, params):
+    from ..ops.loss import _targets
+    g, target = vals
+    shape = tuple(params["shape"])
+    flat_t, n = _nll_rows(g, target, size, bat)
+    out = np.zeros((size * n,) + shape[1:], dtype=g.dtype)
+    rows, idx, valid = _targets(out, flat_t, params.get("ignore_index", -100))
+    scale = np.ones(size, dtype=g.dtype)
+    if params.get("reduction", "mean") != "sum":
+        count = valid.reshape(size, n).sum(axis=1)
+        scale = np.where(count > 0, 1.0 / np.maximum(count, 1), 0.0).astype(g.dtype)
+    gb = np.broadcast_to(np.asarray(g, dtype=g.dtype).reshape(-1), (size,)) * scale
+    out[rows, idx] = -np.repeat(gb, n) * valid
+    return out.reshape((size,) + shape)
+
+
 def _copy_into(op, vals, bat, size, params):
     """An in-place write (``dispatch.copy_into``) into batched storage."""
     from ..dispatch import copy_into
@@ -397,6 +488,9 @@ RULES: dict = {
     "cat": _concat, "stack": _concat,
     "gather": _gather_like, "scatter": _gather_like, "scatter_add": _gather_like,
     "masked_fill": _masked_fill,
+    "pick_along_dim": _along_dim, "place_along_dim": _along_dim,
+    "index": _index, "index_put_add": _index,
+    "nll_loss": _nll_loss, "nll_loss_grad": _nll_loss_grad,
     # linear algebra
     "matmul": _matmul, "linear": _linear, "einsum": _einsum,
 }

@@ -315,3 +315,25 @@ def test_vmap_gradients_by_finite_differences():
         inner = vmap(lambda r, m: (r @ m).tanh() * r.sum(), in_dims=(1, None), out_dims=1)
         return inner(x, wt)
     assert gradcheck(f, arr(3, 4), w)
+
+
+def test_vmap_indexing_max_and_cross_entropy():
+    x, w = arr(4, 5, 3), arr(6, 3)
+    labels = np.array([0, 2, -100, 1, 0])
+    tok = rng.integers(0, 6, (4, 5))
+
+    def cases(lib, fn, F):
+        vm, gr = fn.vmap, fn.grad
+        X, W, L, K = lib.tensor(x), lib.tensor(w), lib.tensor(labels), lib.tensor(tok)
+        return [
+            vm(lambda a: F.cross_entropy(a, L))(X),
+            vm(gr(lambda a, t: F.cross_entropy(a * a, t)), in_dims=(0, None))(X, L),
+            vm(gr(lambda a, t: F.cross_entropy(a.tanh(), t, reduction="sum")))(X, K % 3),
+            vm(lambda a: a.max(0).values)(X),
+            vm(gr(lambda a: a.max(1).values.sum()))(X),
+            vm(lambda a: a[lib.tensor([0, 2, 2])] * 2)(X),
+            vm(lambda a: a[:, lib.tensor([0, 2])])(X),
+            vm(gr(lambda v, k: v[k].pow(2).sum()), in_dims=(None, 0))(W, K),   # embedding
+            vm(lambda a, k: a[k], in_dims=(0, 0))(X, K % 5),
+        ]
+    close(cases(eager, eager.func, EF), cases(torch, TF, torch.nn.functional))
