@@ -435,6 +435,21 @@ def _nll_loss_grad(op, vals, bat, size, params):
     return out.reshape((size,) + shape)
 
 
+def _merge_batch(op, vals, bat, size, params):
+    """Ops whose first dimension holds independent samples (im2col, col2im: ``(N, ...)``):
+    the batch is merged into it, ``(B * N, ...)``, and split off again."""
+    a = vals[0]
+    shape = tuple(a.shape)
+    out = run(op, run("reshape", a, shape=(shape[0] * shape[1],) + shape[2:]), **params)
+    oshape = tuple(out.shape)
+    return run("reshape", out, shape=(shape[0], shape[1]) + oshape[1:])
+
+
+def _pad_adjoint(op, vals, bat, size, params):
+    params["shape"] = (size,) + tuple(params["shape"])
+    return run(op, vals[0], **params)
+
+
 def _copy_into(op, vals, bat, size, params):
     """An in-place write (``dispatch.copy_into``) into batched storage."""
     from ..dispatch import copy_into
@@ -491,6 +506,8 @@ RULES: dict = {
     "pick_along_dim": _along_dim, "place_along_dim": _along_dim,
     "index": _index, "index_put_add": _index,
     "nll_loss": _nll_loss, "nll_loss_grad": _nll_loss_grad,
+    "im2col": _merge_batch, "col2im": _merge_batch, "pad": _last_dims,
+    "pad_adjoint": _pad_adjoint,
     # linear algebra
     "matmul": _matmul, "linear": _linear, "einsum": _einsum,
 }

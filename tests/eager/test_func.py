@@ -337,3 +337,26 @@ def test_vmap_indexing_max_and_cross_entropy():
             vm(lambda a, k: a[k], in_dims=(0, 0))(X, K % 5),
         ]
     close(cases(eager, eager.func, EF), cases(torch, TF, torch.nn.functional))
+
+
+def test_per_sample_grads_small_cnn():
+    eager.manual_seed(0)
+
+    def net(nn):
+        return nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Flatten(0), nn.Linear(12, 3)).double()
+    m, tm = net(enn), net(torch.nn)
+    with torch.no_grad():
+        for p, q in zip(m.parameters(), tm.parameters()):
+            q.copy_(torch.tensor(p.detach().numpy()))
+    x, y = arr(3, 2, 4, 4), rng.integers(0, 3, 3)
+
+    def per_sample(lib, mod, fn):
+        params = {k: v.detach() for k, v in mod.named_parameters()}
+
+        def loss(p, a, b):
+            out = fn.functional_call(mod, p, (a,))
+            return lib.nn.functional.cross_entropy(out.unsqueeze(0), b.unsqueeze(0))
+        return fn.vmap(fn.grad(loss), in_dims=(None, 0, 0))(params, lib.tensor(x),
+                                                            lib.tensor(y))
+    close(per_sample(eager, m, eager.func), per_sample(torch, tm, TF))
