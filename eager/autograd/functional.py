@@ -5,8 +5,9 @@ signatures, defaults, result structure and error messages, built on
 :func:`eager.autograd.grad` (reverse mode only; ``jvp`` and ``hvp`` use the double
 backward trick, as PyTorch does).  Inputs are a Tensor or a tuple of Tensors; results
 follow the same structure.  Without ``create_graph`` the results are detached.
-``jacobian(..., vectorize=True)`` computes the same values as the default (one backward
-per output element); ``strategy="forward-mode"`` is not supported.
+``jacobian(..., vectorize=True)`` (and ``hessian``'s) runs one batched backward through
+:func:`eager.func.vmap` over the rows of the identity instead of one backward per output
+element; ``strategy="forward-mode"`` is not supported.
 """
 
 from __future__ import annotations
@@ -245,6 +246,10 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
         is_outputs_tuple, outputs = _as_tuple(
             outputs, "outputs of the user-provided function", "jacobian")
         _check_requires_grad(outputs, "outputs", strict)
+        if vectorize:
+            jac = _jacobian_vectorized(outputs, inputs, create_graph)
+            jac = _grad_postprocess(jac, create_graph)
+            return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
         jac = []
         for i, out in enumerate(outputs):
             rows = tuple([] for _ in inputs)
@@ -272,6 +277,32 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
                 for row, inp in zip(rows, inputs)))
         jac = _grad_postprocess(tuple(jac), create_graph)
         return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
+
+
+def _jacobian_vectorized(outputs, inputs, create_graph):
+    """Every row of the Jacobians in one backward: ``vmap`` over the rows of the identity
+    as batched output gradients (PyTorch's ``is_grads_batched``)."""
+    from ..factories import eye, zeros_like
+    from ..func import vmap
+    numels = [o.nelement() for o in outputs]
+    total = sum(numels)
+    flat = tuple(o.reshape(-1) for o in outputs)
+    live = [k for k, o in enumerate(flat) if o.requires_grad]
+    basis = eye(total, dtype=outputs[0].dtype)
+    starts = [sum(numels[:k]) for k in range(len(numels))]
+
+    def rows_for(*vs):
+        gs = _grad(tuple(flat[k] for k in live), inputs, list(vs), retain_graph=True,
+                   create_graph=True, allow_unused=True)
+        return tuple(zeros_like(x) if g is None else g for g, x in zip(gs, inputs))
+
+    if live:
+        rows = vmap(rows_for)(*[basis[:, starts[k]:starts[k] + numels[k]] for k in live])
+    else:
+        rows = tuple(zeros_like(x).expand((total,) + tuple(x.shape)) for x in inputs)
+    return tuple(tuple(r[st:st + n].reshape(tuple(o.shape) + tuple(inp.shape))
+                       for r, inp in zip(rows, inputs))
+                 for o, n, st in zip(outputs, numels, starts))
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,

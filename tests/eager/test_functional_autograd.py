@@ -73,6 +73,7 @@ def test_hessian():
     e, t = both(X, Y[0])
     h = AF.hessian(f_scalar, e)
     close(h, TF.hessian(f_scalar, t))
+    close(AF.hessian(f_scalar, e, vectorize=True), TF.hessian(f_scalar, t, vectorize=True))
     assert h[0][1].shape == (3, 3)
 
 
@@ -126,6 +127,7 @@ def test_strict_mode():
 
     # non-strict: zeros for the unused input, like PyTorch
     close(AF.jacobian(indep, e), TF.jacobian(indep, t))
+    close(AF.jacobian(indep, e, vectorize=True), TF.jacobian(indep, t, vectorize=True))
     close(AF.vjp(lambda x, y: (x * 2).sum(), e), TF.vjp(lambda x, y: (x * 2).sum(), t))
     with pytest.raises(RuntimeError, match="Output 0 of the user-provided function is "
                                            "independent of input 1"):
