@@ -445,6 +445,23 @@ def _merge_batch(op, vals, bat, size, params):
     return run("reshape", out, shape=(shape[0], shape[1]) + oshape[1:])
 
 
+def _repeat(op, vals, bat, size, params):
+    reps = tuple(params["repeats"])
+    return run(op, _pad(vals[0], len(reps)), repeats=(1,) + reps)
+
+
+def _roll(op, vals, bat, size, params):
+    a = vals[0]
+    if params["dims"] is None:   # over each flattened sample
+        shape = tuple(a.shape)
+        numel = 1
+        for s in shape[1:]:
+            numel *= s
+        flat = run("reshape", a, shape=(shape[0], numel))
+        return run("reshape", run(op, flat, shifts=params["shifts"], dims=(1,)), shape=shape)
+    return run(op, a, shifts=params["shifts"], dims=_shift(params["dims"]))
+
+
 def _pad_adjoint(op, vals, bat, size, params):
     params["shape"] = (size,) + tuple(params["shape"])
     return run(op, vals[0], **params)
@@ -498,6 +515,7 @@ RULES: dict = {
     "reshape": _shape_param, "view": _shape_param, "reshape_copy": _shape_param,
     "permute": _permute, "squeeze": _dims_param("dims"), "unsqueeze": _dims_param("dims"),
     "flip": _dims_param("dims"), "expand": _expand, "sum_to": _sum_to,
+    "repeat": _repeat, "roll": _roll,
     "basic_index": _basic_index, "basic_scatter": _basic_scatter,
     "diagonal": _diagonal, "tril": _last_dims, "triu": _last_dims,
     "cat": _concat, "stack": _concat,

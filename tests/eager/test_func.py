@@ -56,7 +56,8 @@ def test_vmap_ops_match_torch():
             t = s.transpose(0, 1).reshape(-1)[1:5]           # permute, reshape, basic index
             u = lib.stack([t, t * 2], dim=1).mean() + h.amax()
             v = lib.cat([h, h.unsqueeze(0).squeeze(0)], dim=1).sum(-1)
-            return u * v + lib.where(h[:, 0] > 0, h[:, 1], -h[:, 1])
+            r = h.repeat(2, 1, 1).sum((0, 2)) + lib.roll(h, 1).sum(1) + lib.roll(h, 1, 0)[:, 0]
+            return u * v + lib.where(h[:, 0] > 0, h[:, 1], -h[:, 1]) + r + h.var(0).sum()
         return g
 
     for in_dims in [(0, None, None), (1, None, None), (-1, None, None)]:
@@ -64,6 +65,12 @@ def test_vmap_ops_match_torch():
         ours = vmap(f(eager), in_dims=in_dims)(E(ex), E(w), E(b))
         theirs = TF.vmap(f(torch), in_dims=in_dims)(T(ex), T(w), T(b))
         close(ours, theirs)
+    # and the backward formulas of all those ops, through the same rules
+    ours = vmap(grad(lambda a, w, b: f(eager)(a, w, b).sum(), argnums=(0, 1, 2)),
+                in_dims=(0, None, None))(E(x), E(w), E(b))
+    theirs = TF.vmap(TF.grad(lambda a, w, b: f(torch)(a, w, b).sum(), argnums=(0, 1, 2)),
+                     in_dims=(0, None, None))(T(x), T(w), T(b))
+    close(ours, theirs, tol=1e-9)
 
 
 @pytest.mark.parametrize("out_dims", [0, 1, -1])
