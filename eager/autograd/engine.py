@@ -31,8 +31,9 @@ from .node import DEVICE_NODES, Node
 _ndarray = np.ndarray
 
 _callbacks: list | None = None  # while a backward runs: functions to call at its end
-#: set by :mod:`eager.func.batching`: ``fn(gradient) -> gradient`` applied to a gradient
-#: leaving the engine (into ``.grad`` or returned by ``grad``) when it is a Tensor; it sums
+#: set by :mod:`eager.func.batching`: ``fn(gradient, leaf) -> gradient`` applied to a
+#: gradient leaving the engine (into ``leaf.grad``, or returned by ``grad``: leaf None) when
+#: it is a Tensor; it sums
 #: away batch dimensions of vmaps that have returned (the gradient of a tensor used
 #: unbatched inside a vmap is the sum over the samples)
 FINAL_GRAD = None
@@ -353,7 +354,7 @@ class _LeafFinisher:
         if self.want_leaves is not None and key not in self.want_leaves:
             return
         if self.as_tensors:
-            gl = _final(gl)
+            gl = _final(gl, leaf)
         if leaf._hooks and not self.quiet:
             gl = _call_hooks(leaf._hooks, gl, self.as_tensors)
         _accumulate(leaf, gl, self.as_tensors, self.create_graph)
@@ -363,8 +364,8 @@ class _LeafFinisher:
                 hook(leaf)
 
 
-def _final(g):
-    return g if FINAL_GRAD is None else FINAL_GRAD(g)
+def _final(g, into=None):
+    return g if FINAL_GRAD is None else FINAL_GRAD(g, into)
 
 
 def _useful_nodes(roots, want_nodes, want_leaves) -> dict:

@@ -551,10 +551,12 @@ class _BatchedStorageDevice:
         return array
 
 
-def final_grad(g):
+def final_grad(g, into=None):
     """A gradient leaving the autograd engine with the batch dimension of a vmap that has
     returned (a tensor used unbatched inside it, differentiated from outside): summed over
-    that dimension, differentiably."""
+    that dimension, differentiably.  A per-sample gradient of a running vmap cannot go
+    into the ``.grad`` of a tensor without that batch dimension (``backward()`` inside
+    vmap): an error."""
     d = g._data
     while type(d) is Batched and d.level not in ACTIVE:
         from ..dispatch import dispatch
@@ -562,7 +564,20 @@ def final_grad(g):
         g = dispatch(RemoveBatchDim, g, level=d.level, out_dim=0, size=d.batch_size)
         g = g.sum(0)
         d = g._data
+    if into is not None and type(d) is Batched and not _has_level(into._data, d.level):
+        raise RuntimeError(
+            "vmap: backward() inside vmap would accumulate per-sample gradients into the .grad "
+            "of a tensor that is not batched; use eager.func.grad (or autograd.grad) inside "
+            "vmap to get per-sample gradients")
     return g
+
+
+def _has_level(storage, level) -> bool:
+    while type(storage) is Batched:
+        if storage.level == level:
+            return True
+        storage = storage.value
+    return False
 
 
 def _install():

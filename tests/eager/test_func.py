@@ -367,3 +367,31 @@ def test_per_sample_grads_small_cnn():
         return fn.vmap(fn.grad(loss), in_dims=(None, 0, 0))(params, lib.tensor(x),
                                                             lib.tensor(y))
     close(per_sample(eager, m, eager.func), per_sample(torch, tm, TF))
+
+
+def test_jacrev_aux_chunks_and_vmap_kwargs():
+    x = arr(3)
+
+    def f(lib):
+        return lambda a: ((a.sin() * a.sum()), a.cos())
+    ours, aux = jacrev(f(eager), has_aux=True, chunk_size=2)(E(x))
+    theirs, taux = TF.jacrev(f(torch), has_aux=True, chunk_size=2)(T(x))
+    close(ours, theirs)
+    close(aux, taux)
+    # keyword arguments are passed unbatched
+    y = arr(4, 3)
+    close(vmap(lambda a, scale=1.0: a * scale)(E(y), scale=E(x)),
+          TF.vmap(lambda a, scale=1.0: a * scale)(T(y), scale=T(x)))
+    with pytest.raises(ValueError, match="in_dims"):
+        vmap(lambda a, b: a + b, in_dims=(0,))(E(y), E(y))
+
+
+def test_backward_inside_vmap_into_unbatched_grad_is_an_error():
+    w = eager.ones(3, dtype=eager.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="backward\\(\\) inside vmap would accumulate "
+                                           "per-sample gradients"):
+        vmap(lambda a: (a * w).sum().backward())(eager.ones(2, 3, dtype=eager.float64))
+    # autograd.grad inside vmap gives the per-sample gradients instead
+    a = arr(2, 3)
+    g = vmap(lambda r: eager.autograd.grad((r * r * w).sum(), w)[0])(E(a))
+    close(g, T(a * a))
