@@ -115,8 +115,6 @@ def apply(op, args, params):
     rule on its physical values; the result is batched storage of that level."""
     level = max(a.level for a in args if type(a) is Batched)
     rule = RULES.get(op.name)
-    if rule is None and op.name == "copy_":
-        rule = _copy_into
     if rule is None:
         raise RuntimeError(
             f"vmap: no batching rule for the op '{op.name}', so it is not supported inside "
@@ -524,6 +522,8 @@ RULES: dict = {
     "pick_along_dim": _along_dim, "place_along_dim": _along_dim,
     "index": _index, "index_put_add": _index,
     "nll_loss": _nll_loss, "nll_loss_grad": _nll_loss_grad,
+    # in-place writes into batched storage (``dispatch.copy_into``, not an op)
+    "copy_": _copy_into,
     "im2col": _merge_batch, "col2im": _merge_batch, "pad": _last_dims,
     "pad_adjoint": _pad_adjoint,
     # linear algebra

@@ -170,8 +170,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                              "inputs, or you are trying to vmap over a function with no "
                              "inputs. The latter is unsupported.")
         leaves, spec = _flatten(args)
-        dims = _broadcast_dims(in_dims if isinstance(in_dims, tuple) else in_dims,
-                               spec, "in_dims")
+        dims = _broadcast_dims(in_dims, spec, "in_dims")
         sizes = []
         norm = []
         for x, d in zip(leaves, dims):
