@@ -558,10 +558,15 @@ def final_grad(g, into=None):
     into the ``.grad`` of a tensor without that batch dimension (``backward()`` inside
     vmap): an error."""
     d = g._data
-    while type(d) is Batched and d.level not in ACTIVE:
+    while type(d) is Batched:
+        stale = d
+        while type(stale) is Batched and stale.level in ACTIVE:
+            stale = stale.value
+        if type(stale) is not Batched:
+            break
         from ..dispatch import dispatch
         from .vmap import RemoveBatchDim
-        g = dispatch(RemoveBatchDim, g, level=d.level, out_dim=0, size=d.batch_size)
+        g = dispatch(RemoveBatchDim, g, level=stale.level, out_dim=0, size=stale.batch_size)
         g = g.sum(0)
         d = g._data
     if into is not None and type(d) is Batched and not _has_level(into._data, d.level):

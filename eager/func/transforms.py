@@ -13,6 +13,7 @@ the same code runs on batched tensors, which gives per-sample gradients.
 from __future__ import annotations
 
 import functools
+import weakref
 
 from ..autograd.engine import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad
@@ -20,7 +21,7 @@ from ..autograd.node import Node
 from ..tensor import Tensor
 from .vmap import _flatten, _unflatten, vmap
 
-__all__ = ["grad", "grad_and_value", "vjp", "jacrev", "functional_call"]
+__all__ = ["grad", "grad_and_value", "vjp", "jacrev", "hessian", "functional_call"]
 
 
 def _check_argnums(argnums, n):
@@ -51,10 +52,23 @@ def _private(x, api):
     return x.detach().requires_grad_(True)
 
 
+#: id -> private leaf of a transform that has returned (a leaf no one differentiates
+#: against any more: it never makes a later result "depend on the outside")
+_DONE = weakref.WeakValueDictionary()
+
+
+def _retire(private) -> None:
+    for p in private:
+        if p.grad_fn is None:
+            _DONE[id(p)] = p
+
+
 def _depends_on_outside(tensors, private) -> bool:
     """Whether the graph behind ``tensors`` reaches a tensor requiring grad other than the
-    ``private`` leaves (a closed-over parameter, an outer transform's input)."""
+    ``private`` leaves and those of transforms that have returned (a closed-over
+    parameter, an input of a transform still running)."""
     own = {id(p) for p in private}
+    own.update(k for k, v in list(_DONE.items()) if v is not None)
     stack = []
     for t in tensors:
         if t is None or not t.requires_grad:
@@ -148,6 +162,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
             k += n
         g = out[0] if isinstance(nums, int) else tuple(out)
         value = _strip(output, flat_inputs)
+        _retire(flat_inputs)
         if has_aux:
             aux_leaves, aux_spec = _flatten(aux)
             aux = _unflatten([_strip(a, flat_inputs) for a in aux_leaves], aux_spec)
@@ -216,6 +231,7 @@ def vjp(func, *primals, has_aux=False):
         return tuple(res)
 
     out = _unflatten([_strip(o, flat) for o in outs], ospec)
+    _retire(flat)
     if has_aux:
         aux_leaves, aux_spec = _flatten(aux)
         return out, vjp_fn, _unflatten([_strip(a, flat) for a in aux_leaves], aux_spec)
@@ -266,6 +282,13 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
             return jac, res[2]
         return jac
     return wrapper
+
+
+def hessian(func, argnums=0):
+    """The Hessian of ``func`` with respect to argument(s) ``argnums``: ``jacrev`` of
+    ``jacrev`` (PyTorch composes ``jacfwd(jacrev)``; eager has no forward mode, and the
+    values are the same)."""
+    return jacrev(jacrev(func, argnums), argnums)
 
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,

@@ -25,6 +25,10 @@ class AddBatchDim(Op):
     name = "add_batch_dim"
 
     def forward(a, in_dim, level):
+        if type(a) is Batched and a.level > level:
+            # batched at a newer vmap (a gradient flowing back into a returned vmap from
+            # one still running): add this level under it, keeping the newest outermost
+            return Batched(AddBatchDim.forward(a.value, in_dim + 1, level), a.level)
         if in_dim:
             n = a.ndim
             perm = (in_dim,) + tuple(d for d in range(n) if d != in_dim)
@@ -44,6 +48,9 @@ class RemoveBatchDim(Op):
     name = "remove_batch_dim"
 
     def forward(a, level, out_dim, size):
+        if type(a) is Batched and a.level > level:   # under a newer level (see AddBatchDim)
+            return Batched(RemoveBatchDim.forward(a.value, level, out_dim + 1, size),
+                           a.level)
         if type(a) is Batched and a.level == level:
             v = a.value
         else:

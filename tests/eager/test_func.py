@@ -395,3 +395,18 @@ def test_backward_inside_vmap_into_unbatched_grad_is_an_error():
     a = arr(2, 3)
     g = vmap(lambda r: eager.autograd.grad((r * r * w).sum(), w)[0])(E(a))
     close(g, T(a * a))
+
+
+def test_hessian_and_nested_jacrev():
+    from eager.func import hessian
+    x, y = arr(3), arr(2, 3)
+
+    def f(a):
+        return (a.sin() * a.sum()).exp().sum()
+    close(hessian(f)(E(x)), TF.hessian(f)(T(x)))
+
+    def g(a, b):
+        return (b @ a).tanh()
+    ours = jacrev(jacrev(g), argnums=1)(E(x), E(y))
+    close(ours, TF.jacrev(TF.jacrev(g), argnums=1)(T(x), T(y)))
+    assert ours.shape == (2, 3, 2, 3) and not ours.requires_grad
