@@ -63,6 +63,8 @@ class Family:
     # a family that is not "time callables side by side" (first_call: new processes)
     # runs itself: (quick, peers or None, log) -> {workload key: workload result}
     run: Callable | None = None
+    # the workload keys such a run returns (goals name them); () means just the family name
+    keys: tuple = ()
 
 
 def err_text(e: BaseException) -> str:

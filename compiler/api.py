@@ -232,6 +232,12 @@ class CompiledFunction:
         if observer.unsure:
             self._run_eagerly("; ".join(observer.unsure))
             return result
+        if tracer.half and not (tracer.breaks or tracer.unsupported):
+            # float16/bfloat16 (autocast, .half()): eager computes them in float32 and rounds;
+            # compiled code does not yet, so this key (only this one) runs as eager does
+            self._cache[key] = _EAGER
+            self._fallback("float16/bfloat16 tensors: this key runs eagerly", count=False)
+            return result
         if tracer.unsupported and key[3] and not tracer.breaks:
             # arguments sharing memory, written in place: this key runs as eager does
             self._cache[key] = _EAGER
@@ -372,8 +378,17 @@ class CompiledFunction:
             bgraph, targets = spec_b
             check_graph(bgraph)
             saved_slots = [saved_index[v.id] for v in bgraph.inputs[1:]]
-            return BackwardProgram(bgraph, compile_graph(optimize(bgraph), first_tier),
-                                   saved_slots, targets, fwd_for_bw)
+            def make():  # at the first backward through this output (often never)
+                try:
+                    return compile_graph(optimize(bgraph), first_tier)
+                except Exception as exc:  # noqa: BLE001 - the user's backward still runs
+                    warnings.warn(f"{self.__name__}: compiling a backward failed "
+                                  f"({type(exc).__name__}: {exc}); it runs through eager's "
+                                  "ops", CompileWarning, stacklevel=2)
+                    self._fallback_reasons.append(
+                        f"backward not compiled: {type(exc).__name__}: {exc}")
+                    return None
+            return BackwardProgram(bgraph, make, saved_slots, targets, fwd_for_bw)
 
         backwards = [backward_program(b) for b in bw_specs]
         wb_backwards = [backward_program(b) for b in wb_specs]

@@ -63,6 +63,8 @@ def user_frame_line() -> str | None:
     return None
 
 
+_HALF_CHARS = "eE"  # float16, bfloat16 (eager.dtypes.HALF_CHARS)
+
 class GradOf:
     """The ``.grad`` of a leaf, as the target of an in-place write-back."""
 
@@ -96,6 +98,9 @@ class Tracer(TracerHooks):
         self._guarded: set = set()
         self.breaks: list[str] = []
         self.unsupported: list[str] = []
+        # a float16/bfloat16 value was made or read: compiled code computes those types
+        # natively (NumPy matmul of bfloat16 is float32), so that key runs eagerly
+        self.half = False
         self.alias_root: dict[int, int] = {}   # id(view array) -> id(root array)
         self.stale: set = set()                # array ids made stale by in-place on an alias
         self.memory: dict = {}                 # id(memory root) -> first input array over it
@@ -166,6 +171,9 @@ class Tracer(TracerHooks):
     def record(self, op, args, params, t: Tensor) -> None:
         if op.data_dependent_shape:
             self._unsupported(f"{op.name} (its output shape depends on the data)")
+        if not self.half and (t._data.dtype.char in _HALF_CHARS or any(
+                isinstance(a, Tensor) and a._data.dtype.char in _HALF_CHARS for a in args)):
+            self.half = True
         if self.has_syms and any(is_sym(a) for a in args):
             inputs = self._sym_operands(op, args, t)
         else:

@@ -8,9 +8,7 @@ fallback with its reason.
 
 from __future__ import annotations
 
-import numpy as np
-
-from .guards import DYNAMIC, _alias_text, _leaves, _name
+from .guards import DYNAMIC, _alias_text, _leaves, _name, dtype_name
 from .ir import Guard
 
 
@@ -69,8 +67,10 @@ class Explanation:
 
 
 def _trace_info(key, variant, path, reason, argnames) -> dict:
-    args_key, kw_key, grad_mode, alias = key
+    args_key, kw_key, grad_mode, alias, autocast = key
     guards = [f"grad mode enabled == {grad_mode}"]
+    if autocast is not None:
+        guards.append(f"autocast == {autocast}")
     if alias:
         guards.append(f"argument tensors sharing memory: {_alias_text(alias)}")
     leaves = []
@@ -80,7 +80,7 @@ def _trace_info(key, variant, path, reason, argnames) -> dict:
     for p, k in leaves:
         label = _name(p, argnames)
         if k[0] == "T":
-            guards.append(f"{label}: tensor shape {k[1]}, dtype {np.dtype(k[2])}, "
+            guards.append(f"{label}: tensor shape {k[1]}, dtype {dtype_name(k[2])}, "
                           f"requires_grad={k[3]}")
         elif k[0] == "id":
             guards.append(f"{label}: the same {k[1]} object")
@@ -103,8 +103,9 @@ def _trace_info(key, variant, path, reason, argnames) -> dict:
                 for n in path.graph.nodes if n.op is Guard]
     kernels = list(path.program.kernels)
     for bw in path.backwards:
-        if bw is not None and not isinstance(bw, str):
-            kernels += list(bw.program.kernels)
+        program = getattr(bw, "program", None)
+        if program is not None:
+            kernels += list(program.kernels)
     return {"reason": reason, "hits": path.hits, "guards": guards, "lifted": lifted,
             "branches": branches, "graph": path.program.source,
             "writebacks": len(path.writebacks) + len(path.grad_writes), "kernels": kernels,

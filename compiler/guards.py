@@ -40,14 +40,21 @@ def flatten(args: tuple, kwargs: dict, dynamic=()):
                 if i < len(args) and type(args[i]) in (int, float):
                     parts[i] = (type(args[i]).__name__, DYNAMIC)
         return tensors, (("tuple", tuple(parts)), (), STATE.grad_enabled,
-                         memory_pattern(tensors) if len(tensors) > 1 else ())
+                         memory_pattern(tensors) if len(tensors) > 1 else (), _autocast_key())
     k = _key_of(args, tensors)
     if dynamic:
         k = ("tuple", tuple((type(args[i]).__name__, DYNAMIC) if i in dynamic and
                            type(args[i]) in (int, float) else p for i, p in enumerate(k[1])))
     kw = tuple((n, _key_of(v, tensors)) for n, v in sorted(kwargs.items())) if kwargs else ()
     return tensors, (k, kw, STATE.grad_enabled,
-                     memory_pattern(tensors) if len(tensors) > 1 else ())
+                     memory_pattern(tensors) if len(tensors) > 1 else (), _autocast_key())
+
+
+def _autocast_key():
+    """eager.autocast's state, (device type, dtype name) or None: a trace recorded with
+    autocast off holds float32 matmuls and must not replay under autocast, or the reverse."""
+    policy = STATE.autocast
+    return None if policy is None else policy.key
 
 
 DYNAMIC = "<dynamic>"  # in a key: this number is an input of the trace
@@ -90,10 +97,12 @@ def _key_of(obj, tensors):
 
 def describe_key_change(old_key, new_key, names) -> str:
     """The first guard that differs between two keys, e.g. ``arg 0 (x): shape (3,) != (4,)``."""
-    (old_args, old_kw, old_grad, old_alias), (new_args, new_kw, new_grad, new_alias) = \
-        old_key, new_key
+    (old_args, old_kw, old_grad, old_alias, old_ac), \
+        (new_args, new_kw, new_grad, new_alias, new_ac) = old_key, new_key
     if old_grad != new_grad:
         return f"grad mode: {old_grad} != {new_grad}"
+    if old_ac != new_ac:
+        return f"autocast: {old_ac} != {new_ac}"
     if old_alias != new_alias:
         return f"tensors sharing memory: {_alias_text(old_alias)} != {_alias_text(new_alias)}"
     old_leaves, new_leaves = [], []
@@ -118,7 +127,12 @@ def describe_key_change(old_key, new_key, names) -> str:
     return "arguments differ"
 
 
-_FORMAT = {"dtype": lambda c: str(np.dtype(c)),
+def dtype_name(char: str) -> str:
+    """A guard key's dtype char as a name (``"E"``, ml_dtypes' bfloat16, is no NumPy char)."""
+    return "bfloat16" if char == "E" else str(np.dtype(char))
+
+
+_FORMAT = {"dtype": dtype_name,
            "device": lambda storage_type: runtime_device.of_type(storage_type).type}
 
 

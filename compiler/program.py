@@ -22,18 +22,36 @@ from eager.tensor import Tensor
 from .ir import Const, Graph, Guard, GuardFailed, Value
 from .pystate.effects import apply_all as apply_all_effects
 
+_NOT_COMPILED = "not compiled"
+
 
 class BackwardProgram:
     """The compiled backward of one differentiable output."""
 
-    __slots__ = ("graph", "program", "saved_slots", "targets", "forward_graph")
+    __slots__ = ("graph", "_program", "_make", "saved_slots", "targets", "forward_graph")
 
-    def __init__(self, graph, program, saved_slots, targets, forward_graph):
+    def __init__(self, graph, make, saved_slots, targets, forward_graph):
+        """``make()`` compiles the program when a backward first needs it: many outputs
+        (a returned loss read with ``.item()``) are never differentiated."""
         self.graph = graph              # inputs: [grad of the output] + saved values
-        self.program = program
+        self._program = None
+        self._make = make
         self.saved_slots = saved_slots  # indices into the forward program's outputs
         self.targets = targets          # indices into the path's diff tensors
         self.forward_graph = forward_graph
+
+    @property
+    def program(self):
+        """The compiled program, or None where compiling it failed (the backward then runs
+        its graphs through dispatch: eager's values, slower)."""
+        p = self._program
+        if p is None:
+            p = self._program = self._make() or _NOT_COMPILED
+        return None if p is _NOT_COMPILED else p
+
+    @program.setter
+    def program(self, program) -> None:
+        self._program = program
 
 
 class CompiledBackward(Op):
@@ -49,13 +67,18 @@ class CompiledBackward(Op):
 
     def backward(F, g, saved, node):
         bw: BackwardProgram = node.params["backward"]
-        if F is A:
-            grads = bw.program(g, *saved)
+        program = bw.program if F is A else None
+        if program is not None:
+            grads = program(g, *saved)
         else:
             path, tensors = node.params["path"], node.params["tensors"]
             inputs = [tensors[i] for i in path.input_slots] + list(path.lifted) + \
                 [resolve(r, tensors)._grad for r in path.grad_inputs]
-            grads = _backward_as_tensors(bw, g, inputs)
+            if F is A:  # the program could not be compiled: the graphs, on arrays' values
+                grads = [None if x is None else x._data
+                         for x in _backward_as_tensors(bw, Tensor._make(g), inputs)]
+            else:
+                grads = _backward_as_tensors(bw, g, inputs)
         out = [None] * len(node.next)
         for gi, k in zip(grads, bw.targets):
             out[k] = gi
@@ -120,6 +143,11 @@ class Path:
         self.simple = (out_spec == ("out", 0) and not writebacks and not grad_writes
                        and not any(b is not None for b in backwards) and not effects)
         self.feed_simple = not lifted and not grad_inputs and not scalar_inputs
+        # one differentiable output and nothing else to do: the compiled-forward,
+        # eager-backward call (``compile(model)`` then ``loss.backward()``)
+        self.one_diff = (out_spec == ("out", 0) and n_outputs == 1 and not writebacks
+                         and not grad_writes and not effects and not any(view_outputs)
+                         and type(backwards[0]) is BackwardProgram)
 
     def arrays(self, tensors, args=(), kwargs=None) -> list:
         if self.feed_simple and len(self.input_slots) == len(tensors):
@@ -140,6 +168,10 @@ class Path:
         saved output or input before ``backward()`` raises as in eager)."""
         if self.simple:
             return Tensor._make(outs[0])
+        if self.one_diff:
+            t = Tensor._make(outs[0])
+            self._attach(t, self.backwards[0], outs, tensors, None)
+            return t
         written = []
         for (r, k), bw in zip(self.writebacks, self.wb_backwards):
             t = resolve(r, tensors)
@@ -194,6 +226,13 @@ class Path:
         node = Node(CompiledBackward, diff, {"backward": bw, "path": self,
                                              "tensors": tensors}, t)
         saved = []
+        if visible is None and bw.saved_slots:   # one output: the inputs and it
+            visible = {}
+            for u in tensors:
+                visible.setdefault(_root(u._data), u)
+            for u in self.lifted:
+                visible.setdefault(_root(u._data), u)
+            visible.setdefault(_root(outs[0]), t)
         for k in bw.saved_slots:
             owner = visible.get(_root(outs[k]))
             saved.append((outs[k], None) if owner is None else (_Saved(owner, outs[k]),

@@ -14,7 +14,7 @@ from . import ops as _ops
 from . import autograd
 from .dtypes import DType as dtype
 from .dtypes import bool_ as bool
-from .dtypes import float16, float32, float64, int8, int16, int32, int64, uint8
+from .dtypes import bfloat16, float16, float32, float64, int8, int16, int32, int64, uint8
 from .dtypes import float16 as half, float32 as float, float64 as double
 from .dtypes import int32 as int, int64 as long
 from .tensor import Size, Tensor, device
@@ -53,6 +53,8 @@ from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, con
                             pairwise_distance)
 from .serialization import load, save
 from . import cuda
+from . import amp, cpu
+from .amp import autocast, get_autocast_dtype, is_autocast_cpu_enabled, is_autocast_enabled
 from .dlpack import from_dlpack
 
 

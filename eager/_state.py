@@ -7,7 +7,7 @@ captures a function; nothing else in ``eager`` imports the compiler.
 
 
 class _State:
-    __slots__ = ("grad_enabled", "inference", "anomaly", "tracer", "regions")
+    __slots__ = ("grad_enabled", "inference", "anomaly", "tracer", "regions", "autocast")
 
     def __init__(self):
         self.grad_enabled = True
@@ -17,6 +17,9 @@ class _State:
         # a compiled function running its body eagerly with each Module call compiled on
         # its own (compiler.regions): Module.__call__ hands the call to it
         self.regions = None
+        # eager.amp.autocast's policy while autocast is on: dispatch calls it as
+        # ``args = autocast(op, args)`` before running any op (None: autocast off)
+        self.autocast = None
 
 
 STATE = _State()

@@ -25,6 +25,9 @@ _make = Tensor._make
 
 
 def dispatch(op, *args, **params):
+    autocast = STATE.autocast
+    if autocast is not None:  # the one autocast cast point (eager.amp.autocast_mode)
+        args = autocast(op, args)
     tracer = STATE.tracer
     if tracer is not None and tracer.has_syms:  # dynamic scalars: compute on their values
         traced_args = args
@@ -34,18 +37,23 @@ def dispatch(op, *args, **params):
     arrays = []
     rg = False
     on_device = False
+    half = False
     for a in args:
         if isinstance(a, Tensor):
             d = a._data
             arrays.append(d)
             if type(d) is not _ndarray:
                 on_device = True
+            elif d.dtype.char in _HALF_CHARS:
+                half = True
             if a.requires_grad:
                 rg = True
         else:
             arrays.append(a)
     if on_device or op.any_device or (not args and params.get("device", "cpu") != "cpu"):
         out = _run_on_device(op, args, arrays, params)
+    elif half and op.name not in _HALF_NATIVE and not op.view:
+        out = _half_forward(op, args, arrays, params)
     else:
         if op.promotes:
             arrays = promote(arrays)
@@ -60,13 +68,90 @@ def dispatch(op, *args, **params):
         base = args[0]
         t._version = base._version
         t._base = base if base._base is None else base._base
-    if rg and STATE.grad_enabled and op.differentiable and out.dtype.kind == "f":
+    if rg and STATE.grad_enabled and op.differentiable and (out.dtype.kind == "f"
+                                                             or out.dtype == _BF16):
         t.requires_grad = True
         # (a traced dynamic number is saved as itself: a traced backward uses it as such)
-        t.grad_fn = Node(op, traced_args, params, t)
+        t.grad_fn = node = Node(op, traced_args, params, t)
+        if half:
+            node.half = True
     if tracer is not None:
         tracer.record(op, traced_args, params, t)
     return t
+
+
+# -- float16 and bfloat16 ----------------------------------------------------------------
+
+_HALF_CHARS = _dt.HALF_CHARS
+_F32 = np.dtype(np.float32)
+_BF16 = _dt.BF16_NP
+#: ops that run on half storage as it is (conversions and copies that NumPy does exactly)
+_HALF_NATIVE = frozenset({"cast", "view_dtype", "to_device", "clone", "contiguous"})
+#: ops whose tensor arguments must share one dtype (their forward checks it first)
+_SAME_DTYPE = frozenset({"matmul", "linear", "einsum"})
+#: op name -> public name, for the linear algebra ops PyTorch's CPU kernels reject in
+#: float16/bfloat16 (autocast casts the float32-listed ones before they get here)
+_NO_HALF = {"inv": "linalg.inv", "lu_info": "linalg.lu_factor", "solve": "linalg.solve",
+            "det": "linalg.det", "slogdet": "linalg.slogdet", "pinv": "linalg.pinv",
+            "cholesky_info": "linalg.cholesky", "cholesky": "linalg.cholesky",
+            "solve_triangular": "linalg.solve_triangular", "qr": "linalg.qr",
+            "svd": "linalg.svd", "svdvals": "linalg.svd", "eigh": "linalg.eigh",
+            "eigvalsh": "linalg.eigh", "cofactor": "linalg.det"}
+
+
+#: ops whose PyTorch CPU kernel takes a scalar operand at float32 precision, unrounded
+_SCALAR_OPMATH = frozenset({"mul", "div"})
+
+
+def _round_scalar(a, half):
+    if type(a) is float:
+        return float(np.float32(a).astype(half))
+    if type(a) is _ndarray and a.ndim == 0 and a.dtype.char not in _HALF_CHARS and \
+            a.dtype.kind == "f":
+        return a.astype(_F32).astype(half)
+    return a
+
+
+def _scalar_name(np_dtype) -> str:
+    from .ops.linalg import scalar_name
+    return scalar_name(np_dtype)
+
+
+def _half_forward(op, args, arrays, params):
+    """Run ``op`` on float16/bfloat16 arguments as PyTorch's CPU kernels do: compute in
+    float32 (NumPy has no bfloat16 loop for many ufuncs, and float16 matmuls and sums would
+    accumulate in float16) and round the float32 result to the promoted half dtype."""
+    public = _NO_HALF.get(op.name)
+    if public is not None:
+        half = next(a.dtype for a in arrays if type(a) is _ndarray and a.dtype.char in _HALF_CHARS)
+        raise RuntimeError(f"{public}: Low precision dtypes not supported. Got "
+                           f"{_scalar_name(half)}")
+    if op.name in _SAME_DTYPE and len({a.dtype for a in arrays if type(a) is _ndarray
+                                       and _dt.is_float(a.dtype)}) > 1:
+        # a half with another floating dtype where PyTorch wants one dtype: the op's own
+        # check on the arrays as they are raises its error (before any computing)
+        try:
+            op.forward(*arrays, **params)
+        except RuntimeError as exc:
+            raise _explain(op, args, exc) from exc
+    target = _dt.result_type(*[a for a in arrays if type(a) is _ndarray])
+    if target.char in _HALF_CHARS and op.name not in _SCALAR_OPMATH:
+        # PyTorch casts a Python number or a 0-d tensor of a lower category to the half
+        # result type before the kernel sees it (so x == 1.1 compares with bfloat16(1.1))
+        arrays = [_round_scalar(a, target) for a in arrays]
+    up = _dt.upcast_half(arrays)
+    if op.promotes:
+        up = promote(up)
+    try:
+        out = op.forward(*up, **params)
+    except Exception as exc:
+        raise _explain(op, args, exc) from exc
+    if type(out) is not _ndarray:
+        out = np.asarray(out)
+    if out.dtype == _F32 and target.char in _HALF_CHARS and params.get("dtype") is None:
+        with np.errstate(over="ignore"):  # out of range: inf, as PyTorch (no warning)
+            out = out.astype(target)
+    return out
 
 
 # -- devices other than the CPU ----------------------------------------------------------
@@ -217,9 +302,7 @@ def promote(arrays: list) -> list:
     return out
 
 
-def _cat(np_dtype) -> int:
-    k = np_dtype.kind
-    return 2 if k == "f" else (0 if k == "b" else 1)
+_cat = _dt._category
 
 
 def _explain(op, args, exc: Exception) -> Exception:

@@ -8,6 +8,7 @@ only decides the result when its category is higher than the dimensioned tensors
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 
@@ -38,16 +39,37 @@ int16 = DType("int16", np.int16, 1)
 int32 = DType("int32", np.int32, 1)
 int64 = DType("int64", np.int64, 1)
 float16 = DType("float16", np.float16, 2)
+#: ``ml_dtypes.bfloat16``: NumPy stores it (kind ``"V"``, char ``"E"``), but not every ufunc
+#: has a bfloat16 loop, so dispatch computes half types in float32 (see :func:`is_half`)
+bfloat16 = DType("bfloat16", ml_dtypes.bfloat16, 2)
 float32 = DType("float32", np.float32, 2)
 float64 = DType("float64", np.float64, 2)
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 _BY_NP = {d.np: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update(
     {"float": float32, "double": float64, "half": float16, "long": int64, "int": int32,
      "short": int16, "bool_": bool_}
 )
+BF16_NP = bfloat16.np
+#: NumPy dtype chars of the 16-bit floats (float16 "e", ml_dtypes' bfloat16 "E")
+HALF_CHARS = "eE"
+
+
+def finfo(np_dtype):
+    """``np.finfo`` that also knows bfloat16 (``ml_dtypes.finfo``)."""
+    return ml_dtypes.finfo(np_dtype)
+
+
+def is_half(np_dtype) -> bool:
+    """Whether a NumPy dtype is float16 or bfloat16 (computed in float32 by dispatch)."""
+    return np_dtype.char in HALF_CHARS
+
+
+def is_float(np_dtype) -> bool:
+    """Whether a NumPy dtype is a floating dtype, bfloat16 included (its kind is "V")."""
+    return np_dtype.kind == "f" or np_dtype == BF16_NP
 
 DEFAULT_FLOAT = float32
 DEFAULT_INT = int64
@@ -97,7 +119,7 @@ def scalar_category(value) -> int:
 
 def _category(np_dtype) -> int:
     k = np_dtype.kind
-    return 2 if k == "f" else (0 if k == "b" else 1)
+    return 2 if k == "f" or np_dtype == BF16_NP else (0 if k == "b" else 1)
 
 
 def promote_np(a: np.dtype, b: np.dtype) -> np.dtype:
@@ -107,6 +129,8 @@ def promote_np(a: np.dtype, b: np.dtype) -> np.dtype:
     ca, cb = _category(a), _category(b)
     if ca != cb:
         return a if ca > cb else b
+    if ca == 2 and a.char in HALF_CHARS and b.char in HALF_CHARS:
+        return float32.np  # float16 with bfloat16: neither holds the other (as PyTorch)
     return np.promote_types(a, b)
 
 
@@ -160,4 +184,12 @@ def cast_needed(arg, dtype: np.dtype) -> bool:
 
 def floating(dtype: np.dtype) -> np.dtype:
     """``dtype`` if it is a float dtype, else float32 (what float-only ops compute in)."""
-    return dtype if dtype.kind == "f" else float32.np
+    return dtype if is_float(dtype) else float32.np
+
+
+def upcast_half(arrays) -> list:
+    """float16/bfloat16 arrays as float32 (what dispatch and the plain backward of a half op
+    compute in); anything else as it is."""
+    f32 = float32.np
+    return [a.astype(f32) if type(a) is np.ndarray and a.dtype.char in HALF_CHARS else a
+            for a in arrays]

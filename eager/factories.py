@@ -15,6 +15,7 @@ from runtime import device as runtime_device
 from . import dtypes as _dt
 from ._state import STATE
 from .dispatch import dispatch
+from .dtypes import is_float as _isf
 from .fn.args import norm_shape
 from .methods import to_device
 from .ops import factory as _f
@@ -45,7 +46,7 @@ def _infer_np_dtype(data) -> np.dtype:
             py.add("f")
         else:
             raise TypeError(f"tensor(): could not infer dtype of {type(x).__name__}")
-    floats = [d for d in typed if d.kind == "f"] + ([_dt.DEFAULT_FLOAT.np] if "f" in py else [])
+    floats = [d for d in typed if _isf(d)] + ([_dt.DEFAULT_FLOAT.np] if "f" in py else [])
     if floats:
         return max(floats, key=lambda d: d.itemsize)
     ints = [d for d in typed if d.kind in "iu"] + ([_dt.DEFAULT_INT.np] if "i" in py else [])

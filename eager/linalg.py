@@ -55,4 +55,6 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """Dot product of vectors along ``dim`` (batch dimensions broadcast)."""
+    from .amp.autocast_mode import cast_inputs
+    x, y = cast_inputs("vecdot", x, y)
     return _sum(_mul(x, y), dim)

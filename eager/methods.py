@@ -13,6 +13,7 @@ from . import dtypes as _dt
 from . import fn as _fn_pkg
 from ._state import STATE
 from .dispatch import copy_into
+from .dtypes import is_float as _isf
 from .fn import elementwise as fn
 from .tensor import Tensor
 
@@ -93,6 +94,8 @@ def _fast_inplace(self: Tensor, ufunc, other) -> bool:
     """True in-place ufunc when nothing needs recording (no grad, no tracer)."""
     if STATE.tracer is not None or type(self._data) is not np.ndarray:
         return False
+    if self._data.dtype.char in "eE":  # half: dispatch's float32 maths and rounding
+        return False
     if isinstance(other, Tensor):
         if other.requires_grad and STATE.grad_enabled:
             return False
@@ -101,7 +104,7 @@ def _fast_inplace(self: Tensor, ufunc, other) -> bool:
             return False
     elif isinstance(other, (int, float)) and not isinstance(other, bool):
         o = other
-        if isinstance(other, float) and self._data.dtype.kind != "f":
+        if isinstance(other, float) and not _isf(self._data.dtype):
             return False
     else:
         return False
@@ -234,7 +237,8 @@ def _to(self, *args, **kwargs):
     return out
 
 
-_LEGACY = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+_LEGACY = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+           "int64": "Long",
            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 
@@ -276,6 +280,7 @@ def _install_conversions():
     T.float = lambda self: fn.cast(self, "float32")
     T.double = lambda self: fn.cast(self, "float64")
     T.half = lambda self: fn.cast(self, "float16")
+    T.bfloat16 = lambda self: fn.cast(self, "bfloat16")
     T.long = lambda self: fn.cast(self, "int64")
     T.int = lambda self: fn.cast(self, "int32")
     T.bool = lambda self: fn.cast(self, "bool")

@@ -23,7 +23,9 @@ LINEWIDTH = 80
 
 class _Formatter:
     def __init__(self, arr: np.ndarray):
-        self.floating = arr.dtype.kind == "f"
+        self.floating = _dt.is_float(arr.dtype)
+        if self.floating and arr.dtype.kind != "f":  # bfloat16: format its float32 values
+            arr = arr.astype(np.float32)
         self.int_mode = True
         self.sci_mode = False
         self.max_width = 1
@@ -125,7 +127,7 @@ def tensor_repr(t) -> str:
     arr = host(t._data)
     prefix = "tensor("
     indent = len(prefix)
-    shown = arr.astype(np.float32) if arr.dtype == np.float16 else arr
+    shown = arr.astype(np.float32) if _dt.is_half(arr.dtype) else arr
     if arr.size == 0:
         body = "[]"
     else:

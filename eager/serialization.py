@@ -35,8 +35,10 @@ def save(obj, f) -> None:
             key = memo.get(id(x))
             if key is None:
                 key = memo[id(x)] = f"t{len(arrays)}"
-                arrays[key] = x._data
+                arrays[key] = _storable(x._data)
             out = {"$": "tensor", "key": key}
+            if x._data.dtype == _dt.BF16_NP:
+                out["dtype"] = "bfloat16"
             if x.requires_grad:
                 out["requires_grad"] = True
             from .nn.parameter import Parameter
@@ -44,10 +46,12 @@ def save(obj, f) -> None:
                 out["parameter"] = True
             return out
         if isinstance(x, np.ndarray):
-            if x.dtype.kind not in "biuf":
+            if x.dtype.kind not in "biuf" and x.dtype != _dt.BF16_NP:
                 raise TypeError(f"eager.save: cannot store an array of dtype {x.dtype}")
             key = f"t{len(arrays)}"
-            arrays[key] = x
+            arrays[key] = _storable(x)
+            if x.dtype == _dt.BF16_NP:
+                return {"$": "ndarray", "key": key, "dtype": "bfloat16"}
             return {"$": "ndarray", "key": key}
         if x is None or isinstance(x, (bool, str)):
             return x
@@ -86,6 +90,16 @@ def save(obj, f) -> None:
         np.savez(f, **arrays)
 
 
+def _storable(arr):
+    """bfloat16 (no npz type of its own) is stored as its bits, uint16; the structure entry
+    says ``"dtype": "bfloat16"``."""
+    return arr.view(np.uint16) if arr.dtype == _dt.BF16_NP else arr
+
+
+def _loaded(arr, entry: dict):
+    return arr.view(_dt.BF16_NP) if entry.get("dtype") == "bfloat16" else arr
+
+
 def load(f, map_location=None, weights_only=True, **kwargs):
     """Read what :func:`save` wrote: tensors come back as eager Tensors (Parameters and
     ``requires_grad`` restored)."""
@@ -109,7 +123,7 @@ def load(f, map_location=None, weights_only=True, **kwargs):
             key = x["key"]
             t = tensors.get(key)
             if t is None:
-                arr = data[key]
+                arr = _loaded(data[key], x)
                 if x.get("parameter"):
                     from .nn.parameter import Parameter
                     t = Parameter(Tensor._make(arr), bool(x.get("requires_grad")))
@@ -120,7 +134,7 @@ def load(f, map_location=None, weights_only=True, **kwargs):
                 tensors[key] = t
             return t
         if kind == "ndarray":
-            return data[x["key"]]
+            return _loaded(data[x["key"]], x)
         if kind == "float":
             return float(x["v"])
         if kind in ("dict", "odict"):

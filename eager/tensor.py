@@ -114,7 +114,7 @@ class Tensor:
         return self.grad_fn is None
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return _dt.is_float(self._data.dtype)
 
     def is_contiguous(self) -> bool:
         return self._data.flags.c_contiguous
@@ -188,7 +188,7 @@ class Tensor:
                     "use a computed variable in a subgraph that doesn't require differentiation "
                     "use var_no_grad = var.detach().")
             return self
-        if requires_grad and self._data.dtype.kind != "f":
+        if requires_grad and not _dt.is_float(self._data.dtype):
             raise RuntimeError("only Tensors of floating point dtype can require gradients, "
                                f"got {self.dtype}")
         self.requires_grad = requires_grad

@@ -31,7 +31,9 @@ def test_families_are_registered_once_and_goals_name_real_workloads():
                 assert all(impl in peers.ALL for impl in keys[w.key]), w.key
                 assert w.reference in keys[w.key], w.key
         else:
-            keys[name] = set(peers.ALL)
+            for key in fam.keys or (name,):
+                assert key not in keys, key
+                keys[key] = set(peers.ALL)
         goals += fam.goals
     for g in goals:
         for side in (g.numerator, g.denominator):

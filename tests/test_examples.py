@@ -80,8 +80,60 @@ def test_debugging(tmp_path):
     assert out.rstrip().endswith("done")
 
 
+def _compiled_same_as_eager(out, calls, max_traces=2):
+    """The --compile report line: every step replayed after the recording calls, and the
+    per-epoch losses equal the eager run's."""
+    m = re.search(r"explain: (\d+) calls, (\d+) compiled hits, (\d+) traces, (\d+) eager "
+                  r"fallbacks; same losses as eager", out)
+    assert m, out
+    n, hits, traces, fallbacks = map(int, m.groups())
+    assert n == calls and 1 <= traces <= max_traces and fallbacks == traces and hits == n - traces
+    assert "fallback reasons:" not in out
+
+
+def test_train_cnn_digits():
+    pytest.importorskip("sklearn", reason='the digits come with scikit-learn (".[examples]")')
+    out = run("train_cnn.py", "--quick", "--compile")
+    assert "digits: 1437 train / 360 test images of 8x8" in out
+    losses = [float(v) for v in re.findall(r"epoch +\d+  loss ([\d.]+)  test accuracy", out)]
+    assert len(losses) == 6 and losses[2] < losses[0], out      # 3 eager + 3 compiled epochs
+    accs = re.findall(r"final test accuracy: ([\d.]+)% \([\d.]+ s training, (eager|compiled)",
+                      out)
+    assert [mode for _, mode in accs] == ["eager", "compiled"], out
+    assert all(float(a) > 90.0 for a, _ in accs), out
+    _compiled_same_as_eager(out, calls=3 * (1437 // 32))
+
+
+def test_char_transformer():
+    out = run("char_transformer.py", "--quick", "--compile")
+    assert re.search(r"text: \d+ characters, \d+ distinct; GPT with 2 blocks", out), out
+    steps = re.findall(r"step +(\d+)  train loss ([\d.]+)  val loss ([\d.]+)", out)
+    assert [int(s) for s, _, _ in steps] == [20, 40, 20, 40], out   # eager, then compiled
+    uniform = float(re.search(r"uniform guess: loss ([\d.]+)", out).group(1))
+    assert float(steps[1][1]) < float(steps[0][1]) < uniform, out
+    assert float(steps[1][2]) < uniform, out
+    _compiled_same_as_eager(out, calls=40)
+    sample = out.split("sample (80 characters, temperature 0.8):\n", 1)[1][:-1]  # print's \n
+    assert len(sample) == 81 and sample.startswith("T"), out   # "T" and 80 drawn characters
+
+
+def test_lstm_sequences():
+    out = run("lstm_sequences.py", "--quick", "--compile")
+    assert "256 train (8 padded batches), 256 test; LSTM(1, 32)" in out
+    losses = [float(v) for v in re.findall(r"epoch +\d+  loss ([\d.]+)  test accuracy", out)]
+    assert len(losses) == 16 and losses[7] < 0.8 * losses[0], out   # 8 eager + 8 compiled
+    accs = re.findall(r"final test accuracy: ([\d.]+)% \([\d.]+ s training, (eager|compiled)",
+                      out)
+    assert [mode for _, mode in accs] == ["eager", "compiled"], out
+    assert all(float(a) > 55.0 for a, _ in accs), out           # 3 classes: chance is 33%
+    # each of the 8 batches traced once (its lengths are in the key), the first one twice
+    # (gradients None, then tensors); the later epochs replay only
+    _compiled_same_as_eager(out, calls=8 * 8, max_traces=9)
+
+
 @pytest.mark.parametrize("script", ["train_mlp.py", "branches.py", "dynamic_graphs.py",
-                                    "debugging.py"])
+                                    "debugging.py", "train_cnn.py",
+                                    "char_transformer.py", "lstm_sequences.py"])
 def test_help(script):
     assert "usage:" in run(script, "--help")
 

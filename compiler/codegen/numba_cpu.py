@@ -324,7 +324,7 @@ def numba_program(graph: Graph, name: str = "graph", *,
     new_nodes = lowered.nodes
     _mark_inplace(lowered, inplace)
     prog = python_program(lowered, name)
-    out = CompiledGraph(prog.fn, prog.source, kernels)
+    out = CompiledGraph(prog.fn, prog._source, kernels)
     out.writes_inputs = any(n.params["launch"].inplace is not None for n in new_nodes
                             if n.op is FusedKernel)
     return out

@@ -97,4 +97,4 @@ def cuda_program(graph: Graph, name: str = "graph", *, inplace=None,
             kernels.append((f"cuda kernel {len(kernels)}", call.source))
         nodes.append(n)
     prog = python_program(Graph(fused.inputs, nodes, fused.outputs), name)
-    return CompiledGraph(prog.fn, prog.source, kernels)
+    return CompiledGraph(prog.fn, prog._source, kernels)

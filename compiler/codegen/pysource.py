@@ -19,13 +19,24 @@ from ..ir import Graph, Guard, GuardFailed, Value, format_node, outcome
 class CompiledGraph:
     """A callable program with its generated source and the kernels it uses."""
 
-    __slots__ = ("fn", "source", "kernels", "writes_inputs", "__weakref__")
+    __slots__ = ("fn", "_source", "kernels", "writes_inputs", "__weakref__")
 
-    def __init__(self, fn, source: str, kernels: list):
+    def __init__(self, fn, source, kernels: list):
         self.fn = fn
-        self.source = source
+        self._source = source   # the text, or a function making it when first asked for
         self.kernels = kernels
         self.writes_inputs = False  # computes write-backs straight into input arrays
+
+    @property
+    def source(self) -> str:
+        s = self._source
+        if not isinstance(s, str):
+            s = self._source = s()
+        return s
+
+    @source.setter
+    def source(self, text: str) -> None:
+        self._source = text
 
     def __call__(self, *arrays):
         return self.fn(*arrays)
@@ -64,8 +75,9 @@ def python_program(graph: Graph, name: str = "graph") -> CompiledGraph:
         names[v.id] = f"v{v.id}"
         args.append(f"v{v.id}")
     lines = [f"def {name}({', '.join(args)}):"]
+    starts = []  # where each node's lines begin: its comment goes there, when asked for
     for k, n in enumerate(graph.nodes):
-        lines.append("    # " + format_node(n).replace("\n", " "))
+        starts.append(len(lines))
         emit = getattr(n.op, "emit", None)
         if emit is not None:
             lines.extend("    " + ln for ln in emit(n, names, glb))
@@ -106,6 +118,12 @@ def python_program(graph: Graph, name: str = "graph") -> CompiledGraph:
         if on_cpu and not n.out.shape:  # NumPy returns 0-d results as scalars
             lines.append(f"    if type({out}) is not __ndarray: {out} = __asarray({out})")
     lines.append(f"    return [{', '.join(names[v.id] for v in graph.outputs)}]")
-    source = "\n".join(lines) + "\n"
-    exec(compile(source, f"<dyngraph {name}>", "exec"), glb)
-    return CompiledGraph(glb[name], source, [])
+    exec(compile("\n".join(lines) + "\n", f"<dyngraph {name}>", "exec"), glb)
+    nodes = graph.nodes
+
+    def commented() -> str:  # the source with each node's IR as a comment (explain())
+        out = list(lines)
+        for k in range(len(nodes) - 1, -1, -1):
+            out.insert(starts[k], "    # " + format_node(nodes[k]).replace("\n", " "))
+        return "\n".join(out) + "\n"
+    return CompiledGraph(glb[name], commented, [])

@@ -181,8 +181,29 @@ class _Group:
         self.seg = seg
 
 
-def _convex(bits: int, anc: int, desc: int) -> bool:
-    return (anc & desc & ~bits) == 0
+def _convex(bits: int, anc: int, desc: int, groups) -> bool:
+    """Whether the nodes ``bits`` (ancestors ``anc``, descendants ``desc``, node-level)
+    can become one unit without a cycle among the units.
+
+    A group is one unit, and a horizontally merged group holds nodes with no path
+    between them, so node-level reachability is not enough: if any node of a group
+    ``H`` is an ancestor of the candidate, the whole unit ``H`` and its ancestors are
+    (and likewise for descendants).  Close ``anc``/``desc`` over the groups to a
+    fixpoint, then the candidate is convex when no node outside it is both."""
+    others = [H for H in groups.values() if not H.bits & bits]
+    changed = True
+    while changed:
+        if anc & desc & ~bits:
+            return False
+        changed = False
+        for H in others:
+            if H.bits & anc and (H.bits | H.anc) & ~anc:
+                anc |= H.bits | H.anc
+                changed = True
+            if H.bits & desc and (H.bits | H.desc) & ~desc:
+                desc |= H.bits | H.desc
+                changed = True
+    return True
 
 
 def fusion_for(device: Device):
@@ -264,7 +285,7 @@ def fuse(graph: Graph, device: Device | None = None, singleton_min: int | None =
                 bits |= G.bits
                 a |= G.anc
                 d |= G.desc
-            if _convex(bits, a, d):
+            if _convex(bits, a, d, groups):
                 G = groups[trial[0]]
                 for g in trial[1:]:
                     H = groups.pop(g)
@@ -306,6 +327,9 @@ def fuse(graph: Graph, device: Device | None = None, singleton_min: int | None =
                 ok = False
         if ok:
             reduce_of[gid] = r
+            G.bits |= 1 << r        # one unit with its group (for the convexity checks)
+            G.anc |= anc[r] & ~G.bits
+            G.desc |= desc[r]
 
     # horizontal: merge groups of one loop shape that read a common value
     readers: dict = {}
@@ -329,7 +353,7 @@ def fuse(graph: Graph, device: Device | None = None, singleton_min: int | None =
                     or A.gid in reduce_of or B.gid in reduce_of:
                 continue
             bits, a, d = A.bits | B.bits, A.anc | B.anc, A.desc | B.desc
-            if _convex(bits, a, d):
+            if _convex(bits, a, d, groups):
                 A.members.extend(B.members)
                 A.members.sort()
                 for m in B.members:

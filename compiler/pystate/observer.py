@@ -50,6 +50,11 @@ from .sources import Arg, Fixed, Item
 from .symbolic import is_sym, specialize
 
 _NOT_WATCHED_METHODS = {"__getattr__", "__setattr__", "__delattr__"}
+#: code never watched whatever its frame holds (eager's own code outside the module layer,
+#: op forwards/backwards, ``__del__``): the trace function's first test, since it is called
+#: for every Python call while a trace records (thousands per training step).  Keyed by
+#: id (a code object's hash reads its whole contents), holding the code so the id stays its
+_NEVER_WATCHED: dict = {}
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
 
@@ -163,7 +168,8 @@ class Observer:
 
     # -- frame entry -------------------------------------------------------------------
     def _on_call(self, frame, event, arg):
-        if self.unsure:
+        code = frame.f_code
+        if _NEVER_WATCHED.get(id(code)) is code or self.unsure:
             return None
         st = self.states.get(frame)
         if st is not None:  # a generator resumed: the value sent in is on its stack
@@ -186,7 +192,10 @@ class Observer:
 
     def _watch(self, frame) -> bool:
         code = frame.f_code
-        if code in self._async or code.co_name == "__del__" or code in _op_codes():
+        if code in self._async:
+            return False
+        if code.co_name == "__del__" or code in _op_codes():
+            _NEVER_WATCHED[id(code)] = code
             return False
         if not trusted_file(code.co_filename):
             # a library helper called by eager's own code belongs to that code
@@ -196,6 +205,7 @@ class Observer:
         # Module (its methods, and helpers given one): that code reads the module's Python
         # state.  Module attribute access itself is read at LOAD_ATTR instead.
         if not _module_layer(code.co_filename) or code.co_name in _NOT_WATCHED_METHODS:
+            _NEVER_WATCHED[id(code)] = code
             return False
         f_locals = frame.f_locals
         return any(isinstance(f_locals.get(n), self.module_cls) for n in _param_names(code))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._state import STATE
+from ..dtypes import upcast_half
 from ..ops.base import A, T
 from ..tensor import Tensor
 from .node import DEVICE_NODES, Node
@@ -31,11 +32,11 @@ from .node import DEVICE_NODES, Node
 _ndarray = np.ndarray
 
 _callbacks: list | None = None  # while a backward runs: functions to call at its end
+_F32 = np.dtype(np.float32)
 #: set by :mod:`eager.func.batching`: ``fn(gradient, leaf) -> gradient`` applied to a
-#: gradient leaving the engine (into ``leaf.grad``, or returned by ``grad``: leaf None) when
-#: it is a Tensor; it sums
-#: away batch dimensions of vmaps that have returned (the gradient of a tensor used
-#: unbatched inside a vmap is the sum over the samples)
+#: gradient leaving the engine (into ``leaf.grad``, or returned by ``grad``: leaf None)
+#: when it is a Tensor; it sums away batch dimensions of vmaps that have returned (the
+#: gradient of a tensor used unbatched inside a vmap is the sum over the samples)
 FINAL_GRAD = None
 
 
@@ -103,8 +104,26 @@ def _run(roots, root_grads, retain_graph, create_graph, inputs, capture, partial
         _callbacks = outer
 
 
+def _upcast_half_tensors(items) -> tuple:
+    """Tensor-mode :func:`upcast_half`: float16/bfloat16 tensors cast to float32 by ``cast``
+    ops (recorded by a tracer, differentiable for create_graph), so a traced or
+    create_graph backward computes what the array backward computes."""
+    return tuple(T.cast(x, dtype=_F32) if isinstance(x, Tensor) and x._data.dtype.char in "eE"
+                 else x for x in items)
+
+
 def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
                partial=False):
+    autocast = STATE.autocast
+    if autocast is not None:
+        # a backward inside an autocast region: each backward op runs in the dtypes its
+        # forward ran in (as PyTorch), so autocast does not cast the formulas' ops
+        STATE.autocast = None
+        try:
+            return _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
+                              partial)
+        finally:
+            STATE.autocast = autocast
     if retain_graph is None:
         retain_graph = create_graph
     tracing = STATE.tracer is not None
@@ -204,8 +223,13 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
             if useful is not None and not useful.get(node):
                 continue  # no wanted input lies behind this node
             saved = node.saved
-            grads = node.op.backward(
-                F, g, node.unpack(as_tensors) if saved is None or saved else (), node)
+            unpacked = node.unpack(as_tensors) if saved is None or saved else ()
+            if node.half:  # a float16/bfloat16 op: its maths in float32, rounded once
+                if as_tensors:
+                    g, unpacked = _upcast_half_tensors((g,))[0], _upcast_half_tensors(unpacked)
+                else:
+                    g, unpacked = upcast_half((g,))[0], tuple(upcast_half(unpacked))
+            grads = node.op.backward(F, g, unpacked, node)
             if not retain_graph and saved:
                 node.saved = None
                 node.out_data = None
@@ -308,8 +332,10 @@ def _run_chain(root, nodes, root_grads, retain_graph):
         leaf = None
         for node in nodes:
             saved = node.saved
-            grads = node.op.backward(A, g, node.unpack(False) if saved is None or saved else (),
-                                     node)
+            unpacked = node.unpack(False) if saved is None or saved else ()
+            if node.half:  # a float16/bfloat16 op: its maths in float32
+                g, unpacked = upcast_half((g,))[0], tuple(upcast_half(unpacked))
+            grads = node.op.backward(A, g, unpacked, node)
             if not retain_graph and saved:
                 node.saved = None
                 node.out_data = None

@@ -25,7 +25,8 @@ DEVICE_NODES = [False]
 
 class Node:
     __slots__ = ("op", "next", "saved", "shapes", "dtypes", "params", "needs", "hooks",
-                 "retains", "trace", "out_data", "out_version", "on_device", "__weakref__")
+                 "retains", "trace", "out_data", "out_version", "on_device", "half",
+                 "__weakref__")
 
     def __init__(self, op, args, params, out):
         nxt = []
@@ -57,6 +58,7 @@ class Node:
         self.retains = None
         self.out_data = None
         self.out_version = None
+        self.half = False  # set by dispatch for a float16/bfloat16 op (engine upcasts)
         self.on_device = type(out._data) is not _ndarray if out is not None else False
         if self.on_device:
             DEVICE_NODES[0] = True

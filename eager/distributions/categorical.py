@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from ..dtypes import finfo as _finfo
 from ..dtypes import int64
 from ..factories import arange, full
 from ..fn import elementwise as _ew
@@ -86,7 +87,7 @@ class Categorical(Distribution):
         return log_pmf.gather(-1, value).squeeze(-1)
 
     def entropy(self):
-        min_real = float(np.finfo(self.logits._data.dtype).min)
+        min_real = float(_finfo(self.logits._data.dtype).min)
         logits = _ew.clamp(self.logits, min=min_real)
         return -(logits * self.probs).sum(-1)
 

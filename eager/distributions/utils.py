@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from numbers import Number
 
-import numpy as np
-
 from ..autograd.grad_mode import enable_grad
 from ..dtypes import DEFAULT_FLOAT
+from ..dtypes import finfo as _finfo
 from ..factories import tensor
 from ..fn import elementwise as _ew
 from ..fn import reduce as _red
@@ -41,7 +40,7 @@ def broadcast_all(*values):
 
 
 def clamp_probs(probs: Tensor) -> Tensor:
-    eps = float(np.finfo(probs._data.dtype).eps)
+    eps = float(_finfo(probs._data.dtype).eps)
     return _ew.clamp(probs, min=eps, max=1 - eps)
 
 

@@ -9,7 +9,9 @@ norm), so their gradients and compiled replay come from those ops.
 from __future__ import annotations
 
 from .. import dtypes as _dt
+from ..amp.autocast_mode import cast_inputs as _autocast
 from ..dispatch import dispatch
+from ..dtypes import is_float as _isf
 from ..ops import factory as _f
 from ..ops import index as _ix
 from ..ops import reduce as _red
@@ -130,10 +132,14 @@ def cdist(x1, x2, p: float = 2.0, compute_mode=None):
     (``(..., R, M)``): ``(..., P, R)``, batch dimensions broadcast.  ``compute_mode`` is
     accepted and ignored: distances are always computed directly (no matrix-product
     shortcut), and the gradient is 0 where a distance is 0."""
+    x1, x2 = _autocast("cdist", x1, x2)
     for name, x in (("X1", x1), ("X2", x2)):
-        if x._data.dtype.kind != "f":
+        if not _isf(x._data.dtype):
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
                                f"{scalar_name(x._data.dtype)}")
+        if _dt.is_half(x._data.dtype):
+            raise NotImplementedError(f"\"cdist\" not implemented for "
+                                      f"'{scalar_name(x._data.dtype)}'")
     for name, x in (("X1", x1), ("X2", x2)):
         if x.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: "

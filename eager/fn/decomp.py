@@ -15,6 +15,7 @@ import warnings
 
 from .. import return_types as _rt
 from ..dispatch import dispatch
+from ..dtypes import is_float as _isf
 from ..ops import decomp as _d
 from ..ops import factory as _f
 from ..ops.base import T
@@ -123,7 +124,7 @@ def _symmetric(A, UPLO: str) -> Tensor:
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     A = as_tensor_arg(A)
-    if A._data.dtype.kind != "f":
+    if not _isf(A._data.dtype):
         raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for "
                                   f"'{scalar_name(A._data.dtype)}'")
     return A

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..dispatch import dispatch
+from ..dtypes import is_float as _isf
 from ..ops import elementwise as _ew
 from ..ops.linalg import cpp_name as _cpp_name
 from ..ops.linalg import scalar_name as _scalar_name
@@ -22,14 +23,28 @@ from .linalg import _need_tensor
 
 def add(input, other, *, alpha=1):
     if alpha != 1:
-        other = dispatch(_ew.Mul, as_tensor_arg(other), alpha)
+        return _with_alpha(_ew.Add, input, other, alpha)
     return dispatch(_ew.Add, as_tensor_arg(input), as_tensor_arg(other))
 
 
 def sub(input, other, *, alpha=1):
     if alpha != 1:
-        other = dispatch(_ew.Mul, as_tensor_arg(other), alpha)
+        return _with_alpha(_ew.Sub, input, other, alpha)
     return dispatch(_ew.Sub, as_tensor_arg(input), as_tensor_arg(other))
+
+
+def _with_alpha(op, input, other, alpha):
+    """``input op alpha * other``; with a float16/bfloat16 result, computed in float32 and
+    rounded once (PyTorch's fused kernel), not rounded after the product too."""
+    input, other = as_tensor_arg(input), as_tensor_arg(other)
+    out = _result_np(input, other)
+    if out.char in "eE":
+        f32 = _dt.float32.np
+        if isinstance(alpha, float):  # PyTorch's kernel takes alpha in the half type
+            alpha = float(np.float32(alpha).astype(out))
+        prod = dispatch(_ew.Mul, cast(other, f32), alpha)
+        return cast(dispatch(op, cast(input, f32), prod), out)
+    return dispatch(op, input, dispatch(_ew.Mul, other, alpha))
 
 
 subtract = sub
@@ -66,7 +81,7 @@ def _result_np(*args):
 
 
 def _is_float(*args) -> bool:
-    return _result_np(*args).kind == "f"
+    return _isf(_result_np(*args))
 
 
 def floor_divide(input, other):
@@ -244,8 +259,12 @@ def lerp(input, end, weight):
         raise RuntimeError(f"expected dtype {_cpp_name(a)} for `end` but got dtype "
                            f"{_cpp_name(b)}")
     kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
-    if a.kind != "f":
+    if not _isf(a):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_scalar_name(a)}'")
+    if a.char in "eE":  # half: the formula in float32, rounded once (PyTorch's kernel)
+        f32 = _dt.float32
+        w = cast(weight, f32) if isinstance(weight, Tensor) else weight
+        return cast(lerp(cast(input, f32), cast(end, f32), w), _dt.from_numpy(a))
     step = sub(end, input)
     if not isinstance(weight, Tensor):
         w = float(weight)
@@ -263,13 +282,17 @@ def nan_to_num(input, nan: float = 0.0, posinf=None, neginf=None):
     dtype's largest and lowest finite values); the gradient passes where ``input`` is
     finite.  Integer and bool tensors are returned as a copy."""
     dt = input._data.dtype
-    if dt.kind != "f":
+    if not _isf(dt):
         from .shape import clone
         return clone(input)
-    info = np.finfo(dt)
+    info = _dt.finfo(dt)
     hi = float(info.max) if posinf is None else float(posinf)
     lo = float(info.min) if neginf is None else float(neginf)
-    bad = where(isnan(input), float(nan), where(gt(input, 0), hi, lo))
+    from ..ops import factory as _f
+
+    def const(v):  # a 0-d tensor of the input's dtype (the replacements keep it)
+        return dispatch(_f.Full, shape=(), value=v, dtype=dt)
+    bad = where(isnan(input), const(float(nan)), where(gt(input, 0), const(hi), const(lo)))
     return where(isfinite(input), input, bad)
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from .._state import STATE
 from ..dispatch import dispatch
+from ..dtypes import is_float as _isf
 from ..ops import index as _ix
 from ..tensor import Tensor, _wrap_dim
 from .shape import cat, expand, permute, reshape, unbind, unsqueeze
@@ -90,7 +91,7 @@ def _entry(e):
         return e
     if isinstance(e, (list, tuple, np.ndarray)):
         t = _tensor(e)
-        if t._data.size == 0 and t._data.dtype.kind == "f":
+        if t._data.size == 0 and _isf(t._data.dtype):
             t = _tensor(e, dtype=_I64)
         return _entry(t)
     raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "

@@ -11,6 +11,7 @@ positions and to ``source``/``value``.
 
 from __future__ import annotations
 
+from ..amp.autocast_mode import cast_inputs as _autocast
 from ..dispatch import dispatch
 from ..ops import index as _ix
 from ..ops.linalg import scalar_name
@@ -76,6 +77,7 @@ def _check_fill_bounds(ix: Tensor, n: int, d: int) -> None:
 def index_copy(input, dim: int, index, source):
     """``input`` with the slices ``source`` written at ``index`` along ``dim``."""
     op = "index_copy_"
+    input, source = _autocast("index_copy", input, source)
     ix = _index_vector(index, op, ("int64",),
                        (RuntimeError, op + "(): Expected a long tensor for index, but got {}"),
                        IndexError(f"{op}(): Index should have dimension 1 or 0 (got "

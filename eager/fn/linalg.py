@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from ..amp.autocast_mode import cast_inputs as _autocast
 from ..dispatch import dispatch
 from ..ops import linalg as _la
 from ..ops import reduce as _red
@@ -96,7 +97,7 @@ def dot(input, tensor):
                            f"{_la.scalar_name(tensor._data.dtype)}")
     if input._data.shape != tensor._data.shape:
         raise _la.matmul_shape_error("dot", input._data.shape, tensor._data.shape)
-    return dispatch(_la.Matmul, input, tensor)
+    return _no_autocast(_la.Matmul, input, tensor)  # PyTorch does not autocast dot
 
 
 vdot = dot  # real tensors only: no conjugation
@@ -109,7 +110,12 @@ def mv(input, vec):
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
     if input._data.shape[1] != vec._data.shape[0]:
         raise _la.matmul_shape_error("mv", input._data.shape, vec._data.shape)
-    return dispatch(_la.Matmul, input, vec)
+    return _no_autocast(_la.Matmul, input, vec)  # PyTorch does not autocast mv
+
+
+def _no_autocast(op, *args):
+    from ..amp.autocast_mode import dispatch_plain
+    return dispatch_plain(op, *args)
 
 
 def outer(input, vec2):
@@ -189,6 +195,7 @@ def trace(input):
     """Sum of the main diagonal of a matrix (integer inputs sum to int64)."""
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    (input,) = _autocast("trace", input)
     d = dispatch(_la.Diagonal, input, offset=0, dim1=0, dim2=1)
     return dispatch(_red.Sum, d, dim=(0,), keepdim=False, dtype=None)
 

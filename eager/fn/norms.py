@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from ..dispatch import dispatch
+from ..dtypes import is_float as _isf
 from ..ops import elementwise as _ew
 from ..ops import reduce as _red
 from ..ops import shape as _shp
@@ -28,7 +29,7 @@ __all__ = ["norm"]
 
 
 def _check_float(x: Tensor, op: str) -> None:
-    if x._data.dtype.kind != "f":
+    if not _isf(x._data.dtype):
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_name(x._data.dtype)}")
 

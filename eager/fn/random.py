@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..dispatch import dispatch
+from ..dtypes import is_float as _isf
 from ..ops import elementwise as _ew
 from ..ops import factory as _f
 from ..ops.linalg import scalar_name
@@ -28,7 +29,7 @@ __all__ = ["bernoulli", "multinomial", "normal"]
 
 
 def _need_float(input: Tensor, kernel: str) -> None:
-    if input._data.dtype.kind != "f":
+    if not _isf(input._data.dtype):
         raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{scalar_name(input._data.dtype)}'")
 
@@ -59,7 +60,7 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
     d = input._data
     if d.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
-    if d.dtype.kind != "f":
+    if not _isf(d.dtype):
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
                            f"{scalar_name(d.dtype)}")
     num_samples = int(num_samples)
@@ -152,8 +153,8 @@ def _random_(self, from_: int = 0, to: int | None = None, *, generator=None, **k
     if to is None and from_ != 0:    # random_(to)
         from_, to = 0, from_
     if to is None:
-        if d.kind == "f":
-            to = 2 ** (np.finfo(d).nmant + 1) + 1
+        if _isf(d):
+            to = 2 ** (_dt.finfo(d).nmant + 1) + 1
         elif d.kind == "b":
             to = 2
         else:

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..dispatch import dispatch
+from ..dtypes import is_float as _isf
 from ..ops import reduce as _red
 from ..ops import shape as _shp
 from ..tensor import Tensor, _wrap_dim
@@ -90,10 +91,10 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None):
     """Mean over ``dim``; floating inputs only unless ``dtype`` (a float dtype) is given."""
     npd = _np_dtype(dtype)
     if npd is not None:
-        if npd.kind != "f":
+        if not _isf(npd):
             raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be "
                                f"either a floating point or complex dtype. Got: {_tname(npd)}")
-    elif input._data.dtype.kind != "f":
+    elif not _isf(input._data.dtype):
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either "
                            f"a floating point or complex dtype. Got: {_tname(input._data.dtype)}")
     dims = _dims(input, dim, "mean")
@@ -201,7 +202,7 @@ def _var_std(op, name, input, dim, unbiased, keepdim, correction):
     else:
         c = float(correction)
         c = int(c) if c.is_integer() else c
-    if input._data.dtype.kind != "f":
+    if not _isf(input._data.dtype):
         raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = _dims(input, dim, name)
     if _red.reduced_numel(tuple(input.shape), dims) - c <= 0:
@@ -234,7 +235,7 @@ def logsumexp(input, dim, keepdim: bool = False):
 def _softmax(op, name, input, dim, dtype):
     if dtype is not None:
         input = cast(input, dtype)
-    if input._data.dtype.kind != "f":
+    if not _isf(input._data.dtype):
         raise NotImplementedError(f"\"{name}_kernel_impl\" not implemented for "
                                   f"'{_tname(input._data.dtype)}'")
     return dispatch(op, input, dim=_one_dim(input, dim, name))

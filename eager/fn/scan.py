@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .. import dtypes as _dt
 from ..dispatch import dispatch
+from ..dtypes import is_float as _isf
 from ..ops import scan as _sc
 from ..ops.linalg import scalar_name
 from ..tensor import _wrap_dim
@@ -26,7 +27,7 @@ def cumprod(input, dim: int, *, dtype=None):
 def logcumsumexp(input, dim: int):
     """``log(cumsum(exp(input)))`` along ``dim``, without overflow."""
     d = _wrap_dim(dim, input.ndim, "logcumsumexp")
-    if input._data.dtype.kind != "f":
+    if not _isf(input._data.dtype):
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for "
                                   f"'{scalar_name(input._data.dtype)}'")
     return dispatch(_sc.Logcumsumexp, input, dim=d)

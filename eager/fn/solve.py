@@ -13,7 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import return_types as _rt
+from .._state import STATE
+from ..amp.autocast_mode import cast_inputs as _autocast
+from ..amp.autocast_mode import suspended
 from ..dispatch import dispatch
+from ..dtypes import finfo as _finfo
 from ..ops import decomp as _d
 from ..ops import factory as _f
 from ..ops import reduce as _red
@@ -139,8 +143,14 @@ def _tolerances(A: Tensor, atol, rtol) -> tuple:
     if rtol is None:
         m, n = A._data.shape[-2:]
         rtol = 0.0 if atol is not None and atol > 0 else \
-            float(np.finfo(A._data.dtype).eps) * max(m, n)
+            float(_finfo(A._data.dtype).eps) * max(m, n)
     return (0.0 if atol is None else float(atol)), float(rtol)
+
+
+def _no_half(A, message: str) -> None:
+    """PyTorch's CPU kernel has no float16/bfloat16 version (autocast casts first)."""
+    if A._data.dtype.char in "eE":
+        raise RuntimeError(message)
 
 
 def linalg_pinv(A, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
@@ -148,12 +158,15 @@ def linalg_pinv(A, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     at most ``max(atol, rtol * largest)`` are treated as zero."""
     A = as_tensor_arg(A)
     _d.check_float_matrix(A._data, "linalg.pinv")
+    _no_half(A, f"linalg.pinv: Low precision dtypes not supported. Got "
+                f"{scalar_name(A._data.dtype)}")
     atol, rtol = _tolerances(A, atol, rtol)
     return dispatch(_s.Pinv, A, atol=atol, rtol=rtol, hermitian=bool(hermitian))
 
 
 def pinverse(input, rcond: float = 1e-15) -> Tensor:
     """``torch.pinverse``: ``linalg.pinv`` with ``rtol=rcond``."""
+    (input,) = _autocast("pinverse", as_tensor_arg(input))
     return linalg_pinv(input, rtol=rcond)
 
 
@@ -162,8 +175,9 @@ def linalg_matrix_rank(A, *, atol=None, rtol=None, hermitian: bool = False,
     """Number of singular values (``hermitian``: absolute eigenvalues) above
     ``max(atol, rtol * largest)`` (int64, one per matrix); ``tol`` is the old spelling of
     ``atol`` with ``rtol=0``."""
-    A = as_tensor_arg(A)
+    (A,) = _autocast("matrix_rank", as_tensor_arg(A))
     _d.check_float_matrix(A._data, "linalg.matrix_rank")
+    _no_half(A, "This function doesn't handle types other than float and double")
     if tol is not None:
         atol, rtol = tol, 0.0
     atol, rtol = _tolerances(A, atol, rtol)
@@ -190,7 +204,12 @@ def linalg_lstsq(A, B, rcond=None, *, driver=None):
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, "
                            "gelsy, gelsd, gelss)")
     A, B = as_tensor_arg(A), as_tensor_arg(B)
+    if STATE.autocast is not None:  # float32-listed: cast, then no autocast inside
+        A, B = _autocast("lstsq", A, B)
+        with suspended():
+            return linalg_lstsq(A, B, rcond, driver=driver)
     _d.check_float_matrix(A._data, "torch.linalg.lstsq")
+    _no_half(A, "This function doesn't handle types other than float and double")
     if A._data.dtype != B._data.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
                            f"dtype, but got input's dtype {scalar_name(A._data.dtype)} and "
@@ -200,7 +219,7 @@ def linalg_lstsq(A, B, rcond=None, *, driver=None):
     m, n = A._data.shape[-2:]
     if B2.ndim < 2 or B2._data.shape[-2] != m:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
-    rtol = float(np.finfo(A._data.dtype).eps) * max(m, n) if rcond is None else float(rcond)
+    rtol = float(_finfo(A._data.dtype).eps) * max(m, n) if rcond is None else float(rcond)
     X = matmul(linalg_pinv(A, rtol=rtol), B2)
     solution = squeeze(X, -1) if vector else X
     dt = A._data.dtype

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import return_types as _rt
 from ..dispatch import dispatch
+from ..dtypes import is_float as _isf
 from ..ops import index as _ix
 from ..ops import reduce as _red
 from ..ops import sort as _so
@@ -170,7 +171,7 @@ def bucketize(input, boundaries, *, out_int32: bool = False, right: bool = False
 def histc(input, bins: int = 100, min=0, max=0):
     """Histogram with ``bins`` equal bins over ``[min, max]`` (the data's range when
     ``min == max``); elements outside are ignored.  Not differentiable."""
-    if input._data.dtype.kind != "f":
+    if not _isf(input._data.dtype):
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
                                   f"'{scalar_name(input._data.dtype)}'")
     return dispatch(_so.Histc, input, bins=int(bins), min=float(min), max=float(max))

@@ -16,6 +16,8 @@ import warnings
 import numpy as np
 
 from .. import dtypes as _dt
+from ..amp.autocast_mode import cast_inputs as _autocast
+from ..dtypes import is_float as _isf
 from ..factories import empty, tensor, zeros
 from ..fn import elementwise as _ew
 from ..fn import linalg as _la
@@ -32,7 +34,7 @@ __all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear",
 
 
 def _is_float(t) -> bool:
-    return t._data.dtype.kind == "f"
+    return _isf(t._data.dtype)
 
 
 def _causal_mask(L: int, S: int):
@@ -86,6 +88,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     generator), ``scale`` defaulting to ``1/sqrt(E)``, and ``enable_gqa`` to share each key
     and value head among a group of query heads.  A query row whose every key is masked
     out gives zeros (and zero gradients), as PyTorch does on the CPU."""
+    query, key, value, attn_mask = _autocast("scaled_dot_product_attention", query, key,
+                                             value, attn_mask)
     _check_sdpa(query, key, value, attn_mask)
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "

@@ -14,7 +14,9 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._state import STATE
+from ..amp.autocast_mode import cast_inputs as _autocast
 from ..dispatch import dispatch
+from ..dtypes import is_float as _isf
 from ..fn import elementwise as _ew
 from ..fn import linalg as _la
 from ..fn import reduce as _red
@@ -253,6 +255,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
              weight=None):
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
+    input, target, weight = _autocast("mse_loss", input, target, weight)
     _check_size(input, target, "mse_loss")
     d = _ew.sub(input, target)
     loss = _ew.mul(d, d)
@@ -265,6 +268,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mea
             weight=None):
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
+    input, target, weight = _autocast("l1_loss", input, target, weight)
     _check_size(input, target, "l1_loss")
     loss = _ew.abs(_ew.sub(input, target))
     if weight is not None:
@@ -276,6 +280,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
                    beta: float = 1.0):
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
+    input, target = _autocast("smooth_l1_loss", input, target)
     _check_size(input, target, "smooth_l1_loss")
     d = _ew.abs(_ew.sub(input, target))
     if beta == 0.0:
@@ -285,6 +290,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
 
 
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
+    input, target, weight = _autocast("huber_loss", input, target, weight)
     _check_size(input, target, "huber_loss")
     d = _ew.abs(_ew.sub(input, target))
     loss = _ew.where(_ew.lt(d, delta), _ew.mul(_ew.mul(d, d), 0.5),
@@ -305,6 +311,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          reduction: str = "mean"):
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
+    input, target, weight = _autocast("binary_cross_entropy", input, target, weight)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
                          f"size ({input.shape}) is deprecated. Please ensure they have the "
@@ -325,6 +332,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     any logit (softplus never exponentiates a positive number)."""
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
+    input, target, weight, pos_weight = _autocast("binary_cross_entropy_with_logits", input,
+                                                  target, weight, pos_weight)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
@@ -353,6 +362,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     ``input``)."""
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
+    input, target, weight = _autocast("cross_entropy", input, target, weight)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")
@@ -360,7 +370,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
         raise ValueError("cross_entropy: expected input with at least 1 dimension")
     cd = 0 if input.ndim == 1 else 1
     logp = _red.log_softmax(input, cd)
-    if target._data.dtype.kind == "f":
+    if _isf(target._data.dtype):
         return _prob_target_loss(logp, target, weight, reduction, label_smoothing)
     return _class_index_loss(logp, target, weight, ignore_index, reduction, label_smoothing)
 

@@ -21,6 +21,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .._state import STATE
 from ..autograd.grad_mode import no_grad
+from ..dtypes import is_float as _isf
 from ..tensor import Tensor
 from ._util import (
     _addindent,
@@ -399,7 +400,7 @@ class Module:
         npd = None
         if dtype is not None:
             npd = _dt.to_numpy(dtype)
-            if npd.kind != "f":
+            if not _isf(npd):
                 raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
                                 f"desired dtype={_dt.from_numpy(npd)}")
         if dev is not None:
@@ -409,7 +410,7 @@ class Module:
         def convert(a):
             if dev is not None and _T._make(a).device.type != dev:
                 a = to_device(_T._make(a), dev)._data
-            if npd is not None and a.dtype.kind == "f" and a.dtype != npd:
+            if npd is not None and _isf(a.dtype) and a.dtype != npd:
                 a = _T._make(a).to(npd)._data
             return a
         return self._apply(convert)
@@ -422,6 +423,9 @@ class Module:
 
     def half(self) -> Module:
         return self.to(_dt.float16)
+
+    def bfloat16(self) -> Module:
+        return self.to(_dt.bfloat16)
 
     def type(self, dst_type) -> Module:
         return self.to(dst_type)

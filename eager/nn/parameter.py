@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dt
+from ..dtypes import is_float as _isf
 from ..tensor import Tensor
 
 _new = object.__new__
@@ -22,7 +23,7 @@ class Parameter(Tensor):
         else:
             arr, version = np.asarray(data), [0, None]
             _dt.from_numpy(arr.dtype)
-        if requires_grad and arr.dtype.kind != "f":
+        if requires_grad and not _isf(arr.dtype):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         t = _new(cls)

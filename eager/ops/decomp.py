@@ -36,7 +36,7 @@ def check_square(a: np.ndarray, op: str, name: str = "A") -> None:
     if a.shape[-1] != a.shape[-2]:
         raise RuntimeError(f"{op}: {name} must be batches of square matrices, but they are "
                            f"{a.shape[-2]} by {a.shape[-1]} matrices")
-    if a.dtype.kind != "f":
+    if a.dtype.kind != "f" and a.dtype.char != "E":  # bfloat16: dispatch decides
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_name(a.dtype)}")
 
@@ -198,7 +198,7 @@ def unpack(F, packed, batch: tuple, shapes: list, *, copy: bool = False) -> list
 def check_float_matrix(a: np.ndarray, op: str, name: str = "A") -> None:
     if a.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor {name} must have at least 2 dimensions.")
-    if a.dtype.kind != "f":
+    if a.dtype.kind != "f" and a.dtype.char != "E":  # bfloat16: dispatch decides
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_name(a.dtype)}")
 

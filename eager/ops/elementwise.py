@@ -910,7 +910,8 @@ class Cast(Elementwise):
         return np.dtype(dtype)
 
     def forward(a, dtype):
-        return np.asarray(a).astype(dtype)
+        with np.errstate(over="ignore"):  # out of the target's range: inf, as PyTorch
+            return np.asarray(a).astype(dtype)
 
     def backward(F, g, saved, node):
         return (g,)

@@ -13,10 +13,12 @@ import numpy as np
 from .base import Op
 
 # PyTorch's C++ type names (``float != double``) and ScalarType names (``Float``)
-_CPP = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+_CPP = {"float32": "float", "float64": "double", "float16": "c10::Half",
+        "bfloat16": "c10::BFloat16", "int64": "long int",
         "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
         "bool": "bool"}
-_SCALAR = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+_SCALAR = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+           "int64": "Long",
            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 

@@ -90,6 +90,8 @@ class Sum(Op):
         return np.sum(a, axis=dim, keepdims=keepdim, dtype=dtype)
 
     def backward(F, g, saved, node):
+        if not g.shape:     # a full sum (``loss.sum()``): spread the 0-d gradient at once
+            return (F.expand(g, shape=node.shapes[0]),)
         return (_expand(F, _keep(F, g, node), node),)
 
 

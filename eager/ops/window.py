@@ -112,15 +112,27 @@ class Col2im(Op):
             raise RuntimeError(f"col2im: input of shape {cols.shape} does not hold "
                                f"{prod(counts)} windows of kernel {kernel} over size {size}")
         c = ck // kn
+        nd = len(kernel)
         extent = tuple(_extent(*a) for a in zip(counts, kernel, dilation, stride))
-        full = np.zeros((n, c) + extent, dtype=cols.dtype)
-        blocks = cols.reshape((n, c) + tuple(kernel) + counts)
-        head = (slice(None), slice(None))
+        lo = tuple(-p[0] for p in padding)
+        if tuple(stride) == tuple(kernel) and all(d == 1 for d in dilation):
+            # windows tile the input (pooling): one transposing copy, nothing overlaps
+            blocks = cols.reshape((n, c) + tuple(kernel) + counts)
+            order = (0, 1) + tuple(a for i in range(nd) for a in (2 + nd + i, 2 + i))
+            return _shift(blocks.transpose(order).reshape((n, c) + extent), lo,
+                          tuple(size), 0)
+        # windows overlap: add each kernel offset's block in place, with the N * C rows
+        # innermost (long contiguous loops; NumPy is slow over the few spatial positions)
+        nc = n * c
+        blocks = np.ascontiguousarray(cols.reshape(nc, kn * length).T).reshape(
+            tuple(kernel) + counts + (nc,))
+        full = np.zeros(extent + (nc,), dtype=cols.dtype)
         for off in itertools.product(*(range(k) for k in kernel)):
             dst = tuple(slice(o * d, o * d + (m - 1) * s + 1, s)
                         for o, d, m, s in zip(off, dilation, counts, stride))
-            full[head + dst] += blocks[head + off]
-        return _shift(full, tuple(-p[0] for p in padding), tuple(size), 0)
+            full[dst] += blocks[off]
+        full = np.ascontiguousarray(np.moveaxis(full, -1, 0)).reshape((n, c) + extent)
+        return _shift(full, lo, tuple(size), 0)
 
     def backward(F, g, saved, node):
         p = node.params

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import dtypes as _dt
 from .._state import STATE
 from ..factories import zeros, zeros_like
@@ -19,6 +21,8 @@ from ..fn import elementwise as _ew
 from .optimizer import Optimizer, _no_grad_step
 
 __all__ = ["Adam", "AdamW"]
+
+_ndarray = np.ndarray
 
 
 class Adam(Optimizer):
@@ -70,9 +74,13 @@ class Adam(Optimizer):
                 grad = p.grad
                 if grad is None:
                     continue
+                state = self._init_state(p, group)
+                if not capturable and _numpy_step(p, grad, state, lr, beta1, beta2, eps,
+                                                  weight_decay, decoupled, amsgrad,
+                                                  maximize):
+                    continue
                 if maximize:
                     grad = grad.neg()
-                state = self._init_state(p, group)
                 exp_avg = state["exp_avg"]
                 exp_avg_sq = state["exp_avg_sq"]
                 step_t = state["step"]
@@ -111,6 +119,72 @@ class Adam(Optimizer):
                     denom.add_(eps)
                     # param.addcdiv_(exp_avg, denom, value=-step_size)
                     p.add_(exp_avg.div(denom).mul_(-step_size))
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _numpy_step(p, grad, state, lr, beta1, beta2, eps, weight_decay, decoupled, amsgrad,
+                maximize) -> bool:
+    """The step below on the arrays themselves, when every tensor is a float32/float64
+    NumPy array of one dtype and nothing records: the same operations in the same order
+    (so the same values), without a Tensor and a dispatch per operation.  False when it
+    does not apply (the tensor code then runs)."""
+    if type(lr) is not float and type(lr) is not int:
+        return False
+    P, G = p._data, grad._data
+    M, V = state["exp_avg"]._data, state["exp_avg_sq"]._data
+    S = state["step"]._data
+    if type(P) is not _ndarray or type(G) is not _ndarray or P.dtype not in _FLOATS or \
+            G.dtype != P.dtype or M.dtype != P.dtype or V.dtype != P.dtype or \
+            G.shape != P.shape or type(S) is not _ndarray or not P.flags.writeable:
+        return False
+    X = None
+    if amsgrad:
+        X = state["max_exp_avg_sq"]._data
+        if type(X) is not _ndarray or X.dtype != P.dtype:
+            return False
+    if maximize:
+        G = np.negative(G)
+    np.add(S, 1, out=S)
+    _bump(state["step"])
+    if weight_decay != 0:
+        if decoupled:
+            np.multiply(P, 1 - lr * weight_decay, out=P)
+            _bump(p)
+        else:
+            G = np.add(G, np.multiply(P, weight_decay))
+    t = np.subtract(G, M)
+    np.multiply(t, 1 - beta1, out=t)
+    np.add(M, t, out=M)
+    _bump(state["exp_avg"])
+    np.multiply(V, beta2, out=V)
+    np.multiply(G, 1 - beta2, out=t)
+    np.multiply(t, G, out=t)
+    np.add(V, t, out=V)
+    _bump(state["exp_avg_sq"], 2)
+    second = V
+    if X is not None:
+        np.maximum(X, V, out=X)
+        _bump(state["max_exp_avg_sq"])
+        second = X
+    step = float(S)
+    step_size = lr / (1 - beta1 ** step)
+    bc2_sqrt = math.sqrt(1 - beta2 ** step)
+    np.sqrt(second, out=t)
+    np.divide(t, bc2_sqrt, out=t)
+    np.add(t, eps, out=t)
+    np.divide(M, t, out=t)
+    np.multiply(t, -step_size, out=t)
+    np.add(P, t, out=P)
+    _bump(p)
+    return True
+
+
+def _bump(t, n: int = 1) -> None:
+    v = t._version
+    v[0] += n
+    v[1] = "add_"
 
 
 def _write(dst, value):

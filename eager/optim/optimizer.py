@@ -17,6 +17,7 @@ import numpy as np
 
 from .._state import STATE
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..dtypes import is_float as _isf
 from ..tensor import Tensor
 
 __all__ = ["Optimizer", "required"]
@@ -133,11 +134,12 @@ class Optimizer:
     def zero_grad(self, set_to_none: bool = True) -> None:
         for group in self.param_groups:
             for p in group["params"]:
-                if p.grad is None:
-                    continue
                 if set_to_none:
+                    # written without reading it first: a compiled step that starts with
+                    # zero_grad() then does not depend on whether .grad was None at entry
+                    # (one trace instead of one for the first call and one for the rest)
                     p.grad = None
-                else:
+                elif p.grad is not None:
                     from ..nn._util import _zero_grad_tensor
                     _zero_grad_tensor(p)
 
@@ -189,7 +191,7 @@ class Optimizer:
             if isinstance(value, np.ndarray):
                 from ..factories import from_numpy
                 dt = param._data.dtype if key != "step" and param.is_floating_point() and \
-                    value.dtype.kind == "f" else value.dtype
+                    _isf(value.dtype) else value.dtype
                 return from_numpy(np.array(value, dtype=dt))   # a copy: no aliasing
             if isinstance(value, dict):
                 return {k: cast(param, v, k) for k, v in value.items()}

@@ -672,8 +672,9 @@ class TestFaultInjection:
 
         cf = compile(f, backend=backend)
         x = t([1.0, 0.5])
-        with pytest.warns(CompileWarning):
-            cf(x)
+        cf(x)
+        with pytest.warns(CompileWarning, match="compiling a backward failed"):
+            cf(x).backward()   # compiled at the first backward through the output
         for _ in range(2):
             w.grad = None
             cf(x).backward()
@@ -773,3 +774,35 @@ class TestModule:
             for g, p in zip(got, m.parameters()):
                 np.testing.assert_allclose(g, p.grad._data, rtol=1e-5, atol=1e-6)
         assert cm.stats()["hits"] >= 1
+
+
+def test_a_step_starting_with_zero_grad_is_one_trace_whether_grads_existed_or_not():
+    """``zero_grad()`` writes ``.grad = None`` without reading it, so the first call (no
+    grads yet) and later calls (grads left by the previous step) share one trace."""
+    from eager import nn, optim
+
+    def make():
+        torch.manual_seed(0)
+        m = nn.Linear(3, 2)
+        opt = optim.SGD(m.parameters(), lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            loss = m(x).tanh().sum()
+            loss.backward()
+            opt.step()
+            return loss
+        return m, step
+
+    m_e, step_e = make()
+    m_c, step_c = make()
+    cstep = compile(step_c)
+    for i in range(4):
+        x = torch.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3) * (i + 1))
+        assert_same(cstep(x), step_e(x))
+        compiler.wait()
+        for p, q in zip(m_c.parameters(), m_e.parameters()):
+            np.testing.assert_allclose(p._data, q._data, rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(p.grad._data, q.grad._data, rtol=1e-5, atol=1e-6)
+    assert cstep.stats()["traces"] == 1
+    assert cstep.stats()["hits"] == 3

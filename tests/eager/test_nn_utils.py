@@ -265,3 +265,30 @@ def test_parameter_list_in_compiled_model():
     np.testing.assert_allclose(out.detach().numpy(), m(x).detach().numpy(), rtol=1e-14)
     out.sum().backward()
     assert m.ws[2].grad is not None and m.d["s"].grad is not None
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf"), 3.0, 0.0])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_total_norm_on_arrays_equals_the_ops_bitwise(norm_type, dtype, monkeypatch):
+    """clip_grad_norm_'s NumPy path (no Tensor per gradient) gives the norm ops' values."""
+    import eager.nn.utils.clip_grad as cg
+
+    def run():
+        rng = np.random.default_rng(1)
+        ps = [eager.tensor(rng.standard_normal(s).astype(dtype), requires_grad=True)
+              for s in [(3, 4), (5,), ()]]
+        for p in ps:
+            p.grad = eager.tensor(rng.standard_normal(p.shape).astype(dtype))
+        total = eager.nn.utils.clip_grad_norm_(ps, 0.5, norm_type=norm_type)
+        return [total._data] + [p.grad._data for p in ps]
+
+    real, taken = cg._numpy_total_norm, []
+    monkeypatch.setattr(cg, "_numpy_total_norm",
+                        lambda *a: taken.append(real(*a)) or taken[-1])
+    fast = run()
+    assert taken and taken[0] is not None
+    monkeypatch.setattr(cg, "_numpy_total_norm", lambda *a: None)
+    slow = run()
+    for a, b in zip(fast, slow):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)

@@ -348,3 +348,39 @@ def test_adam_float32_state_and_no_grad_graph():
     assert p.grad_fn is None and p.requires_grad and p.is_leaf
     st = opt.state[p]
     assert st["exp_avg"].dtype == eager.float32 and not st["exp_avg"].requires_grad
+
+
+@pytest.mark.parametrize("cls", ["Adam", "AdamW"])
+@pytest.mark.parametrize("weight_decay,amsgrad,maximize",
+                         [(0, False, False), (0.1, False, True), (0.1, True, False),
+                          (0, True, True)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adam_numpy_path_equals_the_tensor_path_bitwise(cls, weight_decay, amsgrad, maximize,
+                                                        dtype, monkeypatch):
+    """Adam's step on plain NumPy arrays (the eager fast path) computes exactly what its
+    tensor code computes, and bumps the same version counters."""
+    import eager.optim.adam as adam_mod
+
+    def run():
+        rng = np.random.default_rng(0)
+        ps = [eager.tensor(rng.standard_normal(s).astype(dtype), requires_grad=True)
+              for s in [(3, 4), (5,)]]
+        opt = getattr(eager.optim, cls)(ps, lr=0.01, weight_decay=weight_decay,
+                                         amsgrad=amsgrad, maximize=maximize)
+        for _ in range(4):
+            for p in ps:
+                p.grad = eager.tensor(rng.standard_normal(p.shape).astype(dtype))
+            opt.step()
+        st = [opt.state[p][k]._data.copy() for p in ps for k in sorted(opt.state[p])]
+        return [p._data.copy() for p in ps] + st, [p._version[0] for p in ps]
+
+    real, taken = adam_mod._numpy_step, []
+    monkeypatch.setattr(adam_mod, "_numpy_step", lambda *a: taken.append(real(*a)) or taken[-1])
+    fast, fast_versions = run()
+    assert taken and all(taken)          # the NumPy path ran for every parameter
+    monkeypatch.setattr(adam_mod, "_numpy_step", lambda *a, **k: False)
+    slow, slow_versions = run()
+    assert fast_versions == slow_versions
+    for a, b in zip(fast, slow):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)

@@ -62,8 +62,11 @@ def along(x: Tensor, dim: int, matrix: np.ndarray) -> Tensor:
     rest = 1
     for s in shape[dim + 1:]:
         rest *= s
+    # (autocast suspended: PyTorch's pooling and upsampling kernels are no matmuls)
+    from ...amp.autocast_mode import dispatch_plain
     if dim == len(shape) - 1:
-        y = matmul(reshape(x, (lead, size)), tensor(np.ascontiguousarray(matrix.T)))
+        y = dispatch_plain(_la.Matmul, reshape(x, (lead, size)),
+                           tensor(np.ascontiguousarray(matrix.T)))
     else:
-        y = matmul(tensor(matrix), reshape(x, (lead, size, rest)))
+        y = dispatch_plain(_la.Matmul, tensor(matrix), reshape(x, (lead, size, rest)))
     return reshape(y, shape[:dim] + (out,) + shape[dim + 1:])

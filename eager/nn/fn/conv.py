@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import warnings
 
+from ...amp import autocast_mode as _autocast
 from ...dispatch import dispatch
+from ...dtypes import is_float as _isf
 from ...fn import elementwise as _ew
 from ...ops import shape as _shp
 from ...ops import window as _win
@@ -50,7 +52,7 @@ def _check_common(input, weight, bias, nsp: int, name: str, stride, dilation, gr
     if bias is not None and bias._data.dtype != input._data.dtype:
         raise RuntimeError(f"Input type ({cpp_name(input._data.dtype)}) and bias type "
                            f"({cpp_name(bias._data.dtype)}) should be the same")
-    if input._data.dtype.kind != "f":
+    if not _isf(input._data.dtype):
         raise RuntimeError(f"\"{name}\" not implemented for '{input.dtype}' (a floating point "
                            "input and weight are needed)")
     if any(s <= 0 for s in stride):
@@ -90,6 +92,7 @@ def _padding_pairs(padding, kernel: tuple, stride: tuple, dilation: tuple) -> tu
 
 
 def _conv(input, weight, bias, stride, padding, dilation, groups, nsp: int, name: str):
+    input, weight, bias = _autocast.cast_inputs(name, input, weight, bias)
     stride = _tuple_arg(stride, nsp, "stride")
     dilation = _tuple_arg(dilation, nsp, "dilation")
     _check_common(input, weight, bias, nsp, name, stride, dilation, groups)
@@ -169,6 +172,7 @@ def _output_padding_error(op, stride, dilation) -> RuntimeError:
 
 def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
                     nsp: int, name: str):
+    input, weight, bias = _autocast.cast_inputs(name, input, weight, bias)
     stride = _tuple_arg(stride, nsp, "stride")
     dilation = _tuple_arg(dilation, nsp, "dilation")
     if isinstance(padding, str):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warnings
 
+from ...amp.autocast_mode import cast_inputs as _autocast
 from ...fn import elementwise as _ew
 from ...fn import reduce as _red
 
@@ -29,6 +30,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
     divergence); ``'mean'`` divides by the number of elements and warns, as PyTorch."""
     if size_average is not None or reduce is not None:
         reduction = _legacy(size_average, reduce)
+    input, target = _autocast("kl_div", input, target)
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if reduction == "mean":

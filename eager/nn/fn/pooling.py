@@ -19,7 +19,9 @@ import math
 import numpy as np
 
 from ... import dtypes as _dt
+from ...amp.autocast_mode import cast_inputs as _autocast
 from ...dispatch import dispatch
+from ...dtypes import is_float as _isf
 from ...factories import arange, tensor
 from ...fn import elementwise as _ew
 from ...ops import index as _ix
@@ -156,7 +158,7 @@ def _parse(name, nsp, input, kernel_size, stride, padding, dilation):
 # -- max pooling --------------------------------------------------------------------------
 
 def _lowest(dtype):
-    return -math.inf if dtype.kind == "f" else int(np.iinfo(dtype).min)
+    return -math.inf if _isf(dtype) else int(np.iinfo(dtype).min)
 
 
 def _pick_max(cols, index_cols, n: int, c: int, out_size: tuple, return_indices: bool):
@@ -215,6 +217,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
+    (input,) = _autocast("max_pool3d", input)
     return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode,
                      return_indices)
 
@@ -236,7 +239,7 @@ def _avg_pool(name, nsp, input, kernel_size, stride, padding, ceil_mode, count_i
     kernel, stride, padding, dilation = _parse(name, nsp, input, kernel_size, stride, padding, 1)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    if input._data.dtype.kind != "f":
+    if not _isf(input._data.dtype):
         raise RuntimeError(f"\"{name}\" not implemented for '{input.dtype}' (pass a floating "
                            "point tensor)")
     x, added = batched(input, nsp + 2)
@@ -279,6 +282,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override=None):
+    (input,) = _autocast("avg_pool3d", input)
     return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode,
                      count_include_pad, divisor_override)
 
@@ -331,7 +335,7 @@ def _averaging_matrix(size: int, out: int, dtype) -> np.ndarray:
 
 def _adaptive_avg(name, nsp, input, output_size):
     spatial, out = _adaptive_args(name, input, output_size, nsp)
-    if input._data.dtype.kind != "f":
+    if not _isf(input._data.dtype):
         raise RuntimeError(f"\"{name}\" not implemented for '{input.dtype}'")
     x = input
     nd = x.ndim
@@ -358,6 +362,7 @@ def adaptive_avg_pool2d(input, output_size):
 
 
 def adaptive_avg_pool3d(input, output_size):
+    (input,) = _autocast("adaptive_avg_pool3d", input)
     return _adaptive_avg("adaptive_avg_pool3d", 3, input, output_size)
 
 

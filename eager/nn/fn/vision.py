@@ -16,7 +16,9 @@ import warnings
 
 import numpy as np
 
+from ...amp.autocast_mode import cast_inputs as _autocast
 from ...dispatch import dispatch
+from ...dtypes import is_float as _isf
 from ...factories import tensor
 from ...ops import index as _ix
 from ...ops import pad as _pad
@@ -43,6 +45,9 @@ def pad(input, pad, mode: str = "constant", value=None):
                            f"{nd}")
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode in ("reflect", "replicate"):  # PyTorch's autocast runs these in float32
+        (input,) = _autocast(f"{'reflection' if mode == 'reflect' else 'replication'}_pad",
+                             input)
     k = len(pad) // 2
     pairs = tuple((pad[2 * i], pad[2 * i + 1]) for i in reversed(range(k)))
     shape = tuple(input.shape)
@@ -217,7 +222,7 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
         return pool(input, out)
     if mode in ("nearest", "nearest-exact"):
         return _nearest(input, out, scales, mode == "nearest-exact")
-    if input._data.dtype.kind != "f":
+    if not _isf(input._data.dtype):
         raise RuntimeError(f"\"upsample_{mode}\" not implemented for '{input.dtype}'")
     x = input
     for i, (s, o, sc) in enumerate(zip(spatial, out, scales)):

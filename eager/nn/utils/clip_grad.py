@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from ..._state import STATE
 from ...autograd.grad_mode import no_grad
 from ...factories import tensor
 from ...fn.elementwise import clamp
 from ...fn.reduce import norm
 from ...fn.shape import stack
+from ...ops.reduce import Norm
 from ...tensor import Tensor
+
+_ndarray = np.ndarray
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
 
@@ -37,8 +44,10 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
     if len(tensors) == 0:
         return tensor(0.0)
     with no_grad():
-        norms = [norm(t, norm_type) for t in tensors]
-        total_norm = norm(stack(norms), norm_type)
+        total_norm = _numpy_total_norm(tensors, norm_type)
+        if total_norm is None:
+            norms = [norm(t, norm_type) for t in tensors]
+            total_norm = norm(stack(norms), norm_type)
     if error_if_nonfinite and not math.isfinite(total_norm.item()):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from "
                            "`parameters` is non-finite, so it cannot be clipped. To disable "
@@ -55,8 +64,28 @@ def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor,
         return
     with no_grad():
         coef = clamp(float(max_norm) / (total_norm + 1e-6), max=1.0)
+        cast = {}   # the coefficient in each gradient dtype, converted once
         for g in grads:
-            g.mul_(coef.to(g.dtype))
+            c = cast.get(g.dtype)
+            if c is None:
+                c = cast[g.dtype] = coef.to(g.dtype)
+            g.mul_(c)
+
+
+def _numpy_total_norm(tensors, norm_type: float):
+    """The total norm computed by the norm op's own forward on the arrays (the values the
+    ops compute, without a Tensor and a dispatch per gradient), when nothing records and
+    every tensor is a float32/float64 NumPy array of one dtype; else None."""
+    if STATE.tracer is not None:
+        return None
+    arrays = [t._data for t in tensors]
+    dt = arrays[0].dtype
+    if dt not in _FLOATS or any(type(a) is not _ndarray or a.dtype != dt for a in arrays):
+        return None
+    fwd = Norm.forward
+    norms = np.stack([np.asarray(fwd(a, p=norm_type, dim=tuple(range(a.ndim))))
+                      for a in arrays])
+    return Tensor._make(np.asarray(fwd(norms, p=norm_type, dim=(0,))))
 
 
 def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
