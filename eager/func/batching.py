@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dt
+from ..dispatch import _HALF_NATIVE, _half_forward
 from ..ops.base import OPS
 
 _ndarray = np.ndarray
@@ -100,9 +101,15 @@ def run(op, *args, **params):
     an outer level, which goes through :func:`apply` again)."""
     if type(op) is str:
         op = OPS[op]
+    half = False
     for a in args:
         if type(a) is Batched:
             return apply(op, args, params)
+        if type(a) is _ndarray and a.dtype.char in _dt.HALF_CHARS:
+            half = True
+    if half and op.name not in _HALF_NATIVE and not op.view:
+        # float16/bfloat16: computed in float32 and rounded once, as dispatch does
+        return _half_forward(op, args, list(args), params)
     if op.promotes:
         from ..dispatch import promote
         args = promote(list(args))

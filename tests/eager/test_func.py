@@ -410,3 +410,13 @@ def test_hessian_and_nested_jacrev():
     ours = jacrev(jacrev(g), argnums=1)(E(x), E(y))
     close(ours, TF.jacrev(TF.jacrev(g), argnums=1)(T(x), T(y)))
     assert ours.shape == (2, 3, 2, 3) and not ours.requires_grad
+
+
+def test_vmap_half_types_compute_like_eager():
+    for dt in (eager.float16, eager.bfloat16):
+        x = eager.tensor(arr(4, 7)).to(dt)
+        w = eager.tensor(arr(7, 3)).to(dt)
+        ours = vmap(lambda a: ((a * 1.7).exp() @ w).sum())(x)
+        ref = ((x * 1.7).exp() @ w).sum(1)
+        assert ours.dtype == dt
+        assert ours.float().tolist() == ref.float().tolist()
