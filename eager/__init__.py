@@ -46,6 +46,7 @@ from . import nn, optim, viz
 from . import utils
 from . import linalg, distributions
 from . import return_types
+from . import func
 from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, conv3d,
                             conv_transpose1d, conv_transpose2d, conv_transpose3d,
                             cosine_similarity, max_pool1d, max_pool2d, max_pool3d,

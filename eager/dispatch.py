@@ -200,9 +200,19 @@ def _name(dev) -> str:
     return "cpu" if dev.type == "cpu" else f"{dev.type}:{dev.index or 0}"
 
 
+#: storage type -> ``run(op, storages, params)``: storage that is no device's but runs ops
+#: through rules of its own (vmap's batched storage, :mod:`eager.func.batching`)
+STORAGE_RULES: dict = {}
+
+
 def _run_on_device(op, args, arrays, params):
     if op.any_device:   # to(device): its forward takes storage of any device
         return op.forward(*arrays, **params)
+    if STORAGE_RULES:
+        for a in arrays:
+            rule = STORAGE_RULES.get(type(a))
+            if rule is not None:
+                return rule(op, arrays, params)
     devtype = same_device(args).type if args else str(params["device"]).partition(":")[0]
     device = runtime_device.get(devtype)
     arrays = [device.from_host(a) if type(a) is _ndarray else a for a in arrays]
@@ -238,6 +248,10 @@ def copy_into(dst, src) -> None:
     ``dst`` in place, on any device."""
     if type(dst) is _ndarray:
         np.copyto(dst, src, casting="unsafe")
+        return
+    rule = STORAGE_RULES.get(type(dst))
+    if rule is not None:
+        rule(_CopyInto, (dst, src), {})
         return
     dev = runtime_device.of(dst).type
     implementation(_CopyInto, dev)(dst, src)

@@ -136,3 +136,10 @@ def test_lstm_sequences():
                                     "char_transformer.py", "lstm_sequences.py"])
 def test_help(script):
     assert "usage:" in run(script, "--help")
+
+
+def test_per_sample_grads():
+    out = run("per_sample_grads.py", "--batch", "8", "--repeat", "2")
+    assert "'0.weight': (8, 64, 8)" in out
+    m = re.search(r"max difference from a loop of grad: ([\d.e+-]+)", out)
+    assert m and float(m.group(1)) < 1e-5, out

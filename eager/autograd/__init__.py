@@ -1,6 +1,6 @@
 """Automatic differentiation: the backward engine, grad modes, custom Functions."""
 
-from . import graph
+from . import functional, graph
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .engine import backward, grad
 from .function import Function, FunctionCtx
@@ -15,4 +15,4 @@ from .grad_mode import (
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
-           "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "graph"]
+           "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "graph", "functional"]

@@ -33,6 +33,11 @@ _ndarray = np.ndarray
 
 _callbacks: list | None = None  # while a backward runs: functions to call at its end
 _F32 = np.dtype(np.float32)
+#: set by :mod:`eager.func.batching`: ``fn(gradient, leaf) -> gradient`` applied to a
+#: gradient leaving the engine (into ``leaf.grad``, or returned by ``grad``: leaf None)
+#: when it is a Tensor; it sums away batch dimensions of vmaps that have returned (the
+#: gradient of a tensor used unbatched inside a vmap is the sum over the samples)
+FINAL_GRAD = None
 
 
 def queue_callback(callback) -> None:
@@ -211,7 +216,8 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
             if (node.hooks or node.retains) and not quiet:
                 g = _tensor_hooks(node, g, as_tensors)
             if want_nodes and node in want_nodes:
-                captured[want_nodes[node]] = g if as_tensors else Tensor._make(np.asarray(g))
+                captured[want_nodes[node]] = _final(g) if as_tensors else \
+                    Tensor._make(np.asarray(g))
                 if partial:
                     continue
             if useful is not None and not useful.get(node):
@@ -272,7 +278,7 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
                     gl = _call_hooks(leaf._hooks, gl, as_tensors)
                 k = want_leaves.get(key)
                 if k is not None:
-                    captured[k] = gl if as_tensors else Tensor._make(np.asarray(gl))
+                    captured[k] = _final(gl) if as_tensors else Tensor._make(np.asarray(gl))
                 continue
             finish(key, leaf, gl)
         while _callbacks:
@@ -373,6 +379,8 @@ class _LeafFinisher:
     def __call__(self, key, leaf, gl) -> None:
         if self.want_leaves is not None and key not in self.want_leaves:
             return
+        if self.as_tensors:
+            gl = _final(gl, leaf)
         if leaf._hooks and not self.quiet:
             gl = _call_hooks(leaf._hooks, gl, self.as_tensors)
         _accumulate(leaf, gl, self.as_tensors, self.create_graph)
@@ -380,6 +388,10 @@ class _LeafFinisher:
         if post and not self.quiet:
             for hook in list(post):
                 hook(leaf)
+
+
+def _final(g, into=None):
+    return g if FINAL_GRAD is None else FINAL_GRAD(g, into)
 
 
 def _useful_nodes(roots, want_nodes, want_leaves) -> dict:
