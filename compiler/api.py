@@ -434,6 +434,7 @@ class CompiledFunction:
         graphs = []
 
         def prepare():  # compiled in another process; loaded below when worth it
+            tiers.hold(first_use)
             graphs.extend([(graph, inplace)] + [(optimize(b.graph), None) for b in bws])
             if graph_device(graph) == "cpu":
                 compile_worker.call(build_in_worker, graphs)

@@ -7,11 +7,12 @@ here) and each new kernel compile (0.2-0.6 s; 1-3 s for a whole-trace function) 
 otherwise stall the call that recorded the trace.  The compiles themselves run in a
 separate process (:mod:`runtime.cpu.compile_worker`): this thread waits for it without
 the interpreter lock, then loads the kernels from Numba's disk cache, so the program
-keeps its speed meanwhile.  The thread is a daemon: a program that ends before its
-kernels are built does not wait for them.  Both tiers compute the same values (kernels
-use only exact arithmetic and runtime.cpu.mathlib's <= 2 ULP functions).  :func:`wait`
-blocks until every pending build is done (benchmarks and tests call it before measuring
-kernels).
+keeps its speed meanwhile; it starts a build only once the function has run
+:data:`FIRST_LOAD_AFTER` seconds (:func:`hold`).  The thread is a daemon: a program
+that ends before its kernels are built does not wait for them.  Both tiers compute the
+same values (kernels use only exact arithmetic and runtime.cpu.mathlib's <= 2 ULP
+functions).  :func:`wait` blocks until every pending build is done (benchmarks and tests
+call it before measuring kernels).
 """
 
 from __future__ import annotations
@@ -85,6 +86,18 @@ def _loop():
             if ready is None or _hurry.is_set() or ready():
                 deferred.remove(entry)
                 _finish(fut, job, on_error)
+
+
+def hold(first_use: float) -> None:
+    """Block the compile thread, without the interpreter lock, until the function has run
+    :data:`FIRST_LOAD_AFTER` seconds since ``first_use`` (or :func:`wait` is called).
+    Preparing a build is Python work on this thread (optimizing and pickling graphs): it
+    would take the interpreter lock from the program whenever the program releases it
+    (a multi-threaded BLAS call), a switch interval (5 ms) at a time.  A program shorter
+    than this never pays for it, as it never pays for loading Numba."""
+    remaining = first_use + FIRST_LOAD_AFTER - time.perf_counter()
+    if remaining > 0:
+        _hurry.wait(remaining)
 
 
 def worth_loading(first_use: float, hits: int, first_load: bool) -> bool:

@@ -185,6 +185,11 @@ def _on_disk(dispatcher, sig) -> bool:
 def _serve(directory: str) -> None:
     global _broken
     _broken = True  # no worker of its own
+    if hasattr(os, "nice"):  # the program's own threads (BLAS) come first on a busy machine
+        try:
+            os.nice(10)
+        except OSError:
+            pass
     sys.path.insert(0, directory)  # generated modules import one another by name
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing else may write into the reply stream

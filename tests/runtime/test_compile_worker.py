@@ -83,3 +83,37 @@ def test_a_short_program_exits_without_waiting_for_its_kernels(tmp_path):
     assert p.returncode == 0, p.stderr
     compiled, eager_value = map(float, p.stdout.split())
     assert abs(compiled - eager_value) <= 1e-5 * max(1.0, abs(eager_value))
+
+
+def test_builds_are_prepared_only_after_a_second_of_running_or_on_wait(tmp_path):
+    """Preparing a build (optimizing and pickling graphs on the compile thread, starting
+    the worker) waits until the function has run FIRST_LOAD_AFTER seconds: the program's
+    first calls never compete with it; compiler.wait() starts it at once."""
+    script = tmp_path / "hold.py"
+    script.write_text(textwrap.dedent("""
+        import time
+        import eager as torch, compiler
+        from compiler import tiers
+        from runtime.cpu import compile_worker
+        f = compiler.compile(lambda x: (x * 2.0).tanh().sum())
+        x = torch.randn(64)
+        t0 = time.perf_counter()
+        for _ in range(5):
+            f(x)
+        time.sleep(0.2)   # the compile thread had time to start, if it were going to
+        early = time.perf_counter() - t0 < tiers.FIRST_LOAD_AFTER
+        print(early, compile_worker._proc is None, tiers.pending())
+        compiler.wait()
+        print(compile_worker._proc is not None or compile_worker._broken, tiers.pending())
+    """))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["DYNGRAPH_CACHE_DIR"] = str(tmp_path / "cache")
+    p = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                       text=True, timeout=120, check=False)
+    assert p.returncode == 0, p.stderr
+    first, second = p.stdout.split("\n")[:2]
+    early, no_worker, pending = first.split()
+    assert early == "True" and no_worker == "True" and int(pending) >= 1
+    started, pending = second.split()
+    assert started == "True" and pending == "0"
