@@ -277,14 +277,17 @@ def _sum_to(n, w: Writer):
     _sum_like(n, w, dims, target, False)
 
 
-def _log_softmax(n, w: Writer):
+def _rows_of_last_dim(n, w: Writer, what: str) -> tuple:
+    """Start a loop over the rows of ``n``'s input along its last dimension, with ``_m``
+    each row's maximum (NaN wins; a non-finite maximum shifts by 0, as eager's ``_shifted``)
+    and ``_s`` zeroed: (input rows name, output rows name, row length, dtype source)."""
     a = n.inputs[0]
     nd = len(a.shape)
     if type(a) is not Value or a.dtype.kind != "f" or nd == 0 \
             or n.params["dim"] not in (nd - 1, -1):
-        raise Unsupported("log_softmax over other than the last dimension")
+        raise Unsupported(f"{what} over other than the last dimension")
     c = a.shape[-1]
-    rows = int(np.prod(a.shape[:-1]))
+    rows = _batch(a.shape[:-1])
     dt = _dt(a.dtype)
     x, y = w.fresh(), w.fresh()
     w.lines += [
@@ -298,6 +301,13 @@ def _log_softmax(n, w: Writer):
         "    if not np.isfinite(_m):",
         f"        _m = {dt}(0.0)",
         "    _s = 0.0",
+    ]
+    return x, y, c, dt
+
+
+def _log_softmax(n, w: Writer):
+    x, y, c, dt = _rows_of_last_dim(n, w, "log_softmax")
+    w.lines += [
         f"    for _j in range({c}):",
         f"        _s += np.float64(np.exp({x}[_i, _j] - _m))",
         f"    _l = {dt}(np.log(_s))",
@@ -438,25 +448,8 @@ def _reshape(n, w: Writer):
 
 
 def _softmax(n, w: Writer):
-    a = n.inputs[0]
-    nd = len(a.shape)
-    if type(a) is not Value or a.dtype.kind != "f" or nd == 0 or n.params["dim"] != nd - 1:
-        raise Unsupported("softmax over other than the last dimension")
-    c = a.shape[-1]
-    rows = _batch(a.shape[:-1])
-    dt = _dt(a.dtype)
-    x, y = w.fresh(), w.fresh()
+    x, y, c, dt = _rows_of_last_dim(n, w, "softmax")
     w.lines += [
-        f"{x} = {w.contig(a)}.reshape(({rows}, {c}))",
-        f"{y} = np.empty(({rows}, {c}), {dt})",
-        f"for _i in range({rows}):",
-        f"    _m = {x}[_i, 0]",
-        f"    for _j in range(1, {c}):",
-        f"        if {x}[_i, _j] > _m or {x}[_i, _j] != {x}[_i, _j]:",
-        f"            _m = {x}[_i, _j]",
-        "    if not np.isfinite(_m):",
-        f"        _m = {dt}(0.0)",
-        "    _s = 0.0",
         f"    for _j in range({c}):",
         f"        _e = np.exp({x}[_i, _j] - _m)",
         f"        {y}[_i, _j] = _e",
