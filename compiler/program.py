@@ -69,6 +69,8 @@ class CompiledBackward(Op):
         bw: BackwardProgram = node.params["backward"]
         program = bw.program if F is A else None
         if program is not None:
+            if not g.flags.c_contiguous:  # a broadcast from sum's backward: native code
+                g = g.copy()              # takes C arrays (a refused call costs ~60 us)
             grads = program(g, *saved)
         else:
             path, tensors = node.params["path"], node.params["tensors"]

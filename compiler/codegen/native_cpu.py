@@ -25,10 +25,14 @@ What is native (:data:`EMITTERS`)
 
 Contract
     Inputs are C-contiguous (the function is compiled for exactly that and no other
-    signature); a call with another layout, or any error inside (a target index out of
-    bounds in ``nll_loss``), reruns that call as the generated Python of the plain graph,
-    which computes eager's values and raises eager's errors.  Nothing is written into
-    an input: write-backs come out as new arrays (the program then writes them).
+    signature).  A call with another layout (a broadcast gradient, a transposed view) is
+    tried once more on C-contiguous copies of its inputs (``native_misses`` counts these
+    calls: Numba's refusal alone costs tens of µs); an error inside (a target index out
+    of bounds in ``nll_loss``) reruns that call as the generated Python of the plain
+    graph, which computes eager's values and raises eager's errors.  Optimizer updates
+    write into their parameters in place only when no node that can raise comes after
+    the first such write (:func:`inplace_safe`); on the copies of a retried call the
+    caller copies the results into the targets.
     Arithmetic: kernels as in :mod:`.numba_cpu`; sums accumulate in float64 like the
     fused reductions; matrix products are BLAS calls like NumPy's (another BLAS build:
     results may differ from eager in the last bits, as between two BLAS libraries).
@@ -705,15 +709,28 @@ def native_program(lowered: Graph, plain: Graph, name: str = "graph") -> Compile
                      [f"__c{k}" for k in range(len(consts))])
     outs = ", ".join(f"r[{k}]" if kind == "ret" else f"v{lowered.inputs[k].id}"
                      for kind, k in plan)
+    # another layout (a broadcast gradient from ``sum``'s backward, a transposed view) is
+    # made C-contiguous and the native function tried once more; write-backs then land
+    # in the copies, which the caller copies into the targets (it compares identities)
+    again = "".join(f"        v{v.id} = __contig(v{v.id})\n" for v in lowered.inputs)
     py = [f"def {name}({args}):",
           "    try:",
           f"        r = __native({call})",
-          "    except Exception:  # another layout, or an error: eager's code says which",
-          "        __misses[0] += 1",
-          f"        return __slow({args})",
+          "    except Exception:",
+          f"        return {name}_again({args})",
+          f"    return [{outs}]",
+          f"def {name}_again({args}):",
+          "    _args = " + (f"({args},)" if args else "()"),
+          "    __misses[0] += 1",
+          "    try:",
+          again.rstrip("\n") if again else "        pass",
+          f"        r = __native({call})",
+          "    except Exception:  # not an array layout: eager's code says which error",
+          "        return __slow(*_args)",
           f"    return [{outs}]"]
-    misses = [0]   # calls the native function refused (tests check it stays 0)
-    glb = {"__native": fn, "__slow": slow, "__misses": misses}
+    misses = [0]   # calls the native function refused at first (tests check it stays 0)
+    glb = {"__native": fn, "__slow": slow, "__misses": misses,
+           "__contig": _contig}
     glb.update((f"__c{k}", c) for k, c in enumerate(consts))
     src = "\n".join(py) + "\n"
     exec(compile(src, f"<dyngraph {name}>", "exec"), glb)
@@ -722,6 +739,11 @@ def native_program(lowered: Graph, plain: Graph, name: str = "graph") -> Compile
     out.writes_inputs = writes
     out.native_misses = misses
     return out
+
+
+def _contig(a):
+    """``a`` C-contiguous (0-d arrays stay 0-d)."""
+    return a if a.flags.c_contiguous else a.copy()
 
 
 def inplace_safe(lowered: Graph) -> bool:

@@ -125,7 +125,14 @@ def test_target_out_of_bounds_raises_eagers_error():
     np.testing.assert_allclose(cf(x, good).item(), f(x, good).item(), rtol=1e-6)
 
 
-def test_non_contiguous_input_takes_the_python_path_with_the_same_values():
+def _misses(cf) -> int:
+    return sum(p.native_misses[0] for entry in cf._cache.values() for variant in entry
+               for path in variant.paths
+               for p in [path.program] + [getattr(b, "program", None) for b in path.backwards]
+               if p is not None and p.native_misses is not None)
+
+
+def test_non_contiguous_input_is_retried_on_a_copy_with_the_same_values():
     torch.manual_seed(0)
     lin = nn.Linear(4, 3)
 
@@ -145,6 +152,51 @@ def test_non_contiguous_input_takes_the_python_path_with_the_same_values():
     assert not xt.is_contiguous()
     np.testing.assert_allclose(cf(xt).detach().numpy(), f(xt).detach().numpy(),
                                rtol=1e-5, atol=1e-6)
+    assert _misses(cf) == 1   # refused once, then run natively on a C-contiguous copy
+
+
+def test_sum_backward_of_a_compiled_output_runs_the_native_backward():
+    """``model(x).sum().backward()``: sum's backward sends a broadcast (zero-stride)
+    gradient into the compiled node, which the native backward must take without a
+    refused call (Numba's refusal cost 100 µs per step on the main example's model)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 2))
+    cm = compiler.compile(model.forward)
+    x = torch.randn(5, 3)
+    for i in range(4):
+        model.zero_grad()
+        cm(x).sum().backward()
+        got = [p.grad.numpy().copy() for p in model.parameters()]
+        model.zero_grad()
+        model(x).sum().backward()
+        for a, b in zip(got, [p.grad.numpy() for p in model.parameters()]):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+        if i == 1:
+            compiler.wait()
+    assert _native_used(cm)
+
+
+def test_a_write_back_into_a_non_contiguous_parameter_lands_in_it():
+    """A retried call writes its updates into C-contiguous copies: they must reach the
+    (transposed) tensor the user holds."""
+    def make():
+        w = torch.arange(12.0).reshape(3, 4).t()   # (4, 3), not C-contiguous
+        return w.detach().requires_grad_(False)
+
+    def step(w, g):
+        w.sub_(g * 0.5)
+        return (w * 2.0).sum()
+
+    we, wc = make(), make()
+    cf = compiler.compile(step)
+    g = torch.ones(4, 3)
+    for i in range(5):
+        assert not wc.is_contiguous()
+        np.testing.assert_array_equal(cf(wc, g).numpy(), step(we, g).numpy())
+        np.testing.assert_array_equal(wc.numpy(), we.numpy())
+        if i == 1:
+            compiler.wait()
+    assert _misses(cf) > 0   # the native calls were the retried ones, on copies
 
 
 def test_log_softmax_with_infinities_and_nan_equals_eager():
