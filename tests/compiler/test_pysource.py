@@ -1,0 +1,83 @@
+"""The generated Python program (the first tier, ``backend="python"``): PyTorch's
+promotion decided from the static dtypes, and 0-d float arithmetic run as Python
+operators on NumPy scalars — eager's values, dtypes and special values, bit for bit."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import eager as torch
+from compiler import compile
+
+
+def _same(got, want):
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    g, w = got.detach().numpy(), want.detach().numpy()
+    assert g.shape == w.shape
+    assert np.array_equal(g, w, equal_nan=True), (g, w)
+    assert np.array_equal(np.signbit(g), np.signbit(w))
+
+
+def _run_both(f, *calls):
+    cf = compile(f, backend="python")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # x/0, sqrt(-1) in the programs
+        for args in calls:
+            want = f(*args)
+            got = cf(*args)
+            for g, w in zip(got, want):
+                _same(g, w)
+    return cf
+
+
+def bias_corrections(step, v):
+    """An optimizer's 0-d maths (Adam's bias corrections) and a tensor it scales."""
+    s = step + 1
+    t = s.to(torch.float64)
+    bc1 = 1 - 0.9 ** t
+    bc2 = (1 - 0.999 ** t).sqrt()
+    lr = -(0.01 / bc1)
+    scale = bc2 * lr
+    return s, bc1, bc2, lr, scale, v / scale, (1e-8 / lr) + v
+
+
+def test_zero_d_chains_equal_eager_bit_for_bit():
+    v = torch.linspace(-1, 1, 7)
+    calls = [(torch.tensor(np.float32(k)), v) for k in (0.0, 1.0, 2.0, 10.0, 123.0)]
+    cf = _run_both(bias_corrections, *calls)
+    assert cf.stats()["hits"] == len(calls) - 1
+    src = str(cf.explain())
+    assert " ** " in src and "__promote" not in src   # the scalar path ran, no promote
+
+
+def special(a, b):
+    """0-d float64 and float32 arithmetic meeting zeros, infinities and nan."""
+    q = a / b
+    r = (a - b).sqrt()
+    p = a ** b
+    n = -(a * b)
+    m = (a.to(torch.float32) * 3.0 + 1) / b.to(torch.float32)
+    return q, r, p, n, m, q * 0.0
+
+
+@pytest.mark.parametrize("a,b", [(1.0, 0.0), (-1.0, 0.0), (0.0, 0.0), (-0.0, 2.0),
+                                 (1e300, 1e10), (2.0, -1074.5), (np.inf, np.inf),
+                                 (np.nan, 1.0), (-8.0, 1 / 3)])
+def test_zero_d_special_values_equal_eager(a, b):
+    ta, tb = torch.tensor(a, dtype=torch.float64), torch.tensor(b, dtype=torch.float64)
+    _run_both(special, (ta, tb), (ta, tb))
+
+
+def mixed(i, f32, f64_0d, h):
+    """Promotion across categories and 0-d tensors: casts decided from static dtypes."""
+    return (i + f64_0d, f32 * f64_0d, i * 2.5, f32 + i, h + f64_0d, i / 2,
+            (i > 1) * f32, f64_0d + True)
+
+
+def test_promotion_decided_statically_equals_eager():
+    args = (torch.tensor([1, 2, 3]), torch.tensor([0.5, -1.5, 2.0]),
+            torch.tensor(0.1, dtype=torch.float64), torch.tensor([1.5, 2.5], dtype=torch.float16))
+    _run_both(mixed, args, args)
