@@ -11,10 +11,11 @@ import math
 
 import numpy as np
 
+from runtime.cpu.erf import erf as _erf
+
 from ..dtypes import floating, result_type
 from .base import OUT, Op
 from .scalarexpr import BOOL, I64
-from .special import erf as _erf
 
 _F32 = np.dtype(np.float32)
 

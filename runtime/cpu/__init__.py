@@ -13,14 +13,12 @@ import numpy as np
 
 from ..device import Device
 
-_MATHLIB = ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh", "sigmoid")
+_MATHLIB = ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh", "sigmoid", "erf")
 _NUMPY = ("sqrt", "floor", "ceil", "trunc", "rint", "isnan", "isinf", "isfinite")
 
 #: scalar math names -> Numba source (see :class:`runtime.device.Device`)
 MATH = {**{f: f"mathlib.{f}({{0}})" for f in _MATHLIB},
-        **{f: f"np.{f}({{0}})" for f in _NUMPY},
-        # eager computes erf with math.erf in float64 and rounds: the kernel does the same
-        "erf": {"d": "math.erf({0})", "f": "np.float32(math.erf(np.float64({0})))"}}
+        **{f: f"np.{f}({{0}})" for f in _NUMPY}}
 
 
 class CPU(Device):

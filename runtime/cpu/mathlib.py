@@ -18,7 +18,7 @@ Why this exists
     0.43 (11.4), log1p 0.66 (14.5), sin 0.74 (8.1); float64 is 3-10x faster
     than the np.* loop.
 
-Public functions: ``exp, expm1, log, log1p, tanh, sigmoid, softplus, sin, cos``,
+Public functions: ``exp, expm1, log, log1p, tanh, sigmoid, softplus, sin, cos, erf``,
 each ``f(x) -> same float type``; Numba dispatchers callable from jitted code
 (the intended use) and from Python.
 
@@ -52,7 +52,12 @@ for float64 inputs). Within about 1 ulp of NumPy itself.
     sigmoid     2        2        e = exp(-|x|); (1 or e)/(1+e)
     softplus    2        2        log1p(exp(-|x|)) + max(x, 0)
     sin, cos    2        2        Cody-Waite by pi/2, Cephes polynomials
+    erf         0 (*)    0 (*)    runtime.cpu.erf's polynomials, per element
     ==========  =======  =======  =====================================
+
+    (*) erf is not NumPy's (NumPy has none) but eager's: the same bits as
+    :func:`runtime.cpu.erf.erf`, which is within 1 ulp of ``math.erf``
+    (float32: ``math.erf`` rounded).
 
 Special values follow NumPy, including signed zeros: exp overflow -> inf,
 underflow -> 0, exp(-inf) = 0, expm1(-inf) = -1; log(+-0) = -inf,
@@ -74,7 +79,6 @@ Limitations
     * Results differ from NumPy in the last bit or two (NumPy itself varies
       across CPUs/builds), and may differ by an ulp between CPUs with and
       without FMA.
-    * erf is not provided.
 """
 
 from __future__ import annotations
@@ -84,7 +88,10 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic, overload
 
-__all__ = ["cos", "exp", "expm1", "log", "log1p", "sigmoid", "sin", "softplus", "tanh"]
+from . import erf as _erf_tables
+
+__all__ = ["cos", "erf", "exp", "expm1", "log", "log1p", "sigmoid", "sin", "softplus",
+           "tanh"]
 
 # Options for every function in this module. Only FMA contraction is allowed:
 # the algorithms rely on IEEE evaluation order (Cody-Waite reduction, log1p's
@@ -692,6 +699,58 @@ def _cos_f64(x):
 
 
 # --------------------------------------------------------------------------
+# erf: the algorithm of runtime.cpu.erf (eager's), per element
+# --------------------------------------------------------------------------
+# Both regions' polynomials are evaluated for every element and one is selected, so
+# the loop has no branches (the erfc coefficients are gathered by interval): LLVM
+# vectorizes it.  No FMA contraction: each step rounds as the NumPy version's does,
+# so the results are the same bits (float32: erf in float64, rounded once).
+
+_ERF_Q = _erf_tables.Q
+_ERF_C = _erf_tables.C
+_ERF_MID = _erf_tables.MID
+_ERF_NQ = len(_ERF_Q)
+_ERF_NC = _ERF_C.shape[0]
+_ERF_KMAX = float(_ERF_C.shape[1] - 1)
+_ERF_LO, _ERF_SCALE, _ERF_HI = _erf_tables.LO, 1.0 / _erf_tables.WIDTH, _erf_tables.HI
+_JIT_EXACT = dict(fastmath=False, error_model="numpy", cache=False, inline="never",
+                  forceinline=True)  # fastmath given: else inherited from the caller
+
+
+@njit(**_JIT_EXACT)
+def _erf_f64(x):
+    ax = abs(x)
+    y = x * 8.0                      # |x| < 1: x + x*Q(x*x), on 8x (subnormals)
+    u = y * y
+    u *= 1.0 / 64.0
+    q = _ERF_Q[_ERF_NQ - 1]
+    for j in range(_ERF_NQ - 2, -1, -1):
+        q = q * u
+        q = q + _ERF_Q[j]
+    q = q * y
+    q = q + y
+    q = q * 0.125
+    kk = (ax - _ERF_LO) * _ERF_SCALE  # 1 <= |x| < 6: 1 - erfc(|x|), sign of x
+    kk = kk if kk > 0.0 else 0.0      # (nan and the other regions: any valid index)
+    kk = kk if kk < _ERF_KMAX else _ERF_KMAX
+    k = int(kk)
+    t = ax - _ERF_MID[k]
+    r = _ERF_C[_ERF_NC - 1, k]
+    for j in range(_ERF_NC - 2, -1, -1):
+        r = r * t
+        r = r + _ERF_C[j, k]
+    r = 1.0 - r
+    m = _copysign(r, x)
+    s = np.sign(x)                   # |x| >= 6, inf: +-1; nan: nan
+    return q if ax < _ERF_LO else (m if ax < _ERF_HI else s)
+
+
+@njit(**_JIT_EXACT)
+def _erf_f32(x):
+    return _F32(_erf_f64(_F64(x)))
+
+
+# --------------------------------------------------------------------------
 # Public, type-generic entry points
 # --------------------------------------------------------------------------
 
@@ -743,3 +802,5 @@ softplus = _make_public(
 )
 sin = _make_public("sin", _sin_f32, _sin_f64, "Sine; accurate for |x| <= 8192 (f32) / 1e6 (f64).")
 cos = _make_public("cos", _cos_f32, _cos_f64, "Cosine; accurate for |x| <= 8192 (f32) / 1e6 (f64).")
+erf = _make_public("erf", _erf_f32, _erf_f64,
+                   "Error function, eager's algorithm (runtime.cpu.erf): the same bits.")

@@ -1,10 +1,11 @@
-"""``erf`` on NumPy arrays, vectorized, as accurate as the C library's.
+"""``erf``: one algorithm, as whole-array NumPy operations (eager's forward) and per
+element in Numba kernels (:func:`runtime.cpu.mathlib.erf`, the same operations in the
+same order from the tables here, so eager and compiled results are the same bits).
 
 ``erf`` of a float32 (or float16) array is computed in float64 and rounded once to the
-array's dtype, so it equals ``math.erf`` on each value rounded to that dtype, which is
-what the compiled tier computes (its kernels call ``math.erf`` in float64): eager and
-compiled results are the same bits.  Float64 results are within 1 ulp of ``math.erf``.
-Both claims are tested value by value in ``tests/eager/test_erf.py``.
+array's dtype, so it equals ``math.erf`` on each value rounded to that dtype.  Float64
+results are within 1 ulp of ``math.erf``.  Both claims, and the kernels' equality with
+this function, are tested value by value in ``tests/eager/test_erf.py``.
 
 How, for ``a = |x|`` (``erf`` is odd: the sign is copied back at the end):
 
@@ -106,6 +107,8 @@ _C = np.array([
 _LO, _WIDTH = 1.0, 0.5         # the erfc intervals: [1 + k/2, 1.5 + k/2), k = 0..9
 _HI = _LO + _WIDTH * _C.shape[1]
 _MID = _LO + _WIDTH * (np.arange(_C.shape[1]) + 0.5)
+# the tables under public names, for the per-element form (runtime.cpu.mathlib.erf)
+Q, C, MID, LO, WIDTH, HI = _Q, _C, _MID, _LO, _WIDTH, _HI
 _BLOCK = 1 << 16               # elements per block: the float64 temporaries stay in cache
 
 
