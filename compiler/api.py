@@ -90,6 +90,7 @@ class CompiledFunction:
         self._dyn = DynamicScalars()
         self._regions = None
         self._first_use = None  # perf_counter() of the first trace (see tiers.worth_loading)
+        self._unbuilt: list = []  # paths whose kernel build waits for a replay or wait()
         self._records: list = []  # (key, variant, path) for explain()
 
     def stats(self) -> dict:
@@ -103,8 +104,24 @@ class CompiledFunction:
         report shows the kernels loaded so far, and a short program never pays for
         loading Numba)."""
         if wait:
-            tiers.wait()
+            _wait_all()
         return Explanation(self)
+
+    def _submit_builds(self) -> None:
+        """At :func:`wait`: start the builds still waiting for a replay, except those of
+        traces never replayed whose key a later variant took over (an optimizer's first
+        step); those stay for their first replay."""
+        keep = []
+        for path in self._unbuilt:
+            later = path.build_later
+            if later is None:
+                continue
+            if path.superseded and path.hits == 0:
+                keep.append(path)
+                continue
+            path.build_later = None
+            later()
+        self._unbuilt = keep
 
     def _fallback(self, reason: str, count: bool = True) -> None:
         if count:
@@ -146,6 +163,9 @@ class CompiledFunction:
                     continue
                 st["hits"] += 1
                 path.hits += 1
+                if path.build_later is not None:  # its build was dropped: now it is worth it
+                    later, path.build_later = path.build_later, None
+                    later()
                 if self.check:
                     return checked_replay(self, path, outs, tensors, args, kwargs, before, rng)
                 return path.finish(outs, tensors)
@@ -270,7 +290,11 @@ class CompiledFunction:
             self._stats["compile_seconds"] += time.perf_counter() - t0
         if variant is None or not pre.same_as(variant.pre):
             variant = Variant(pre)
-            self._cache.setdefault(key, []).append(variant)
+            entry = self._cache.setdefault(key, [])
+            for earlier in entry:  # their preconditions failed: often for good (state an
+                for q in earlier.paths:  # optimizer makes at its first step), see _upgrade
+                    q.superseded = True
+            entry.append(variant)
         variant.add(path)
         self._records.append((key, variant, path, reason))
         log.graph.info("%s: trace %d (%s)\n%s", self.__name__, self._n_traces, reason,
@@ -418,7 +442,12 @@ class CompiledFunction:
                 inputs_of[id(tensors[i])] = tracer.inputs[i]
             inplace = {fwd_outputs[k].id: inputs_of[id(resolve(r, tensors))]
                        for r, k in wb if id(resolve(r, tensors)) in inputs_of}
-            self._upgrade(path, graph, inplace)
+            # built at the first replay (or compiler.wait()): a trace recorded once and
+            # never met again, or taken over by a later variant of its key, costs no build
+            if self._first_use is None:
+                self._first_use = time.perf_counter()
+            path.build_later = functools.partial(self._upgrade, path, graph, inplace)
+            self._unbuilt.append(path)
         return path, pre
 
     def _upgrade(self, path: Path, graph: Graph, inplace: dict) -> None:
@@ -428,8 +457,6 @@ class CompiledFunction:
         bws = [b for b in path.backwards + path.wb_backwards
                if isinstance(b, BackwardProgram)]
 
-        if self._first_use is None:
-            self._first_use = time.perf_counter()
         first_use = self._first_use
         graphs = []
 
@@ -609,7 +636,16 @@ def explain(fn, *args, **kwargs) -> Explanation:
 
 
 def wait(timeout: float | None = None) -> bool:
-    """Block until every fused-kernel build running in the background is done."""
+    """Start the fused-kernel builds of every trace that may run again and block until
+    every build running in the background is done."""
+    return _wait_all(timeout)
+
+
+def _wait_all(timeout: float | None = None) -> bool:
+    for ref in list(_ALL):
+        cf = ref()
+        if cf is not None:
+            cf._submit_builds()
     return tiers.wait(timeout)
 
 

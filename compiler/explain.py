@@ -53,6 +53,8 @@ class Explanation:
             if t["effects"]:
                 out.append("  Python side effects replayed on every call:")
                 out.extend(f"    {e}" for e in t["effects"])
+            if t["unbuilt"]:
+                out.append("  kernels not built: " + t["unbuilt"])
             out.append("  graph:")
             out.extend("    " + ln for ln in t["graph"].splitlines())
             for name, src in t["kernels"]:
@@ -109,4 +111,8 @@ def _trace_info(key, variant, path, reason, argnames) -> dict:
     return {"reason": reason, "hits": path.hits, "guards": guards, "lifted": lifted,
             "branches": branches, "graph": path.program.source,
             "writebacks": len(path.writebacks) + len(path.grad_writes), "kernels": kernels,
-            "effects": [str(e) for e in path.effects]}
+            "effects": [str(e) for e in path.effects],
+            "unbuilt": None if path.build_later is None else
+            "never replayed, and a later trace of the same arguments took over (built at "
+            "its first replay)" if path.superseded else
+            "not replayed yet (built at its first replay or compiler.wait())"}

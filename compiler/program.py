@@ -141,6 +141,8 @@ class Path:
         self.view_outputs = list(view_outputs)  # outputs eager made as views of graph values
         self.scalar_inputs = list(scalar_inputs)  # (Source, dtype): dynamic Python numbers
         self.hits = 0
+        self.superseded = False   # a later variant of the same key was recorded
+        self.build_later = None   # its dropped kernel build, submitted at its first hit
         # one output tensor, nothing written back, no grad node: the common inference call
         self.simple = (out_spec == ("out", 0) and not writebacks and not grad_writes
                        and not any(b is not None for b in backwards) and not effects)

@@ -1,6 +1,7 @@
 """Tiered compilation: a new trace runs at once as generated Python (``backend="python"``
 code, no Numba), while its fused Numba program is built on one background thread and
-swapped in when ready.
+swapped in when ready.  A trace's build is submitted at its first replay or at
+``compiler.wait()`` (``compiler.api``): a trace never met again costs no build.
 
 Why: Numba's one-time start-up in a process (its import and target registries, ~0.5 s
 here) and each new kernel compile (0.2-0.6 s; 1-3 s for a whole-trace function) would
