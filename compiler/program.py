@@ -142,7 +142,7 @@ class Path:
         self.scalar_inputs = list(scalar_inputs)  # (Source, dtype): dynamic Python numbers
         self.hits = 0
         self.superseded = False   # a later variant of the same key was recorded
-        self.build_later = None   # its dropped kernel build, submitted at its first hit
+        self.build_later = None   # its kernel build, until submitted (first hit, wait())
         # one output tensor, nothing written back, no grad node: the common inference call
         self.simple = (out_spec == ("out", 0) and not writebacks and not grad_writes
                        and not any(b is not None for b in backwards) and not effects)
@@ -152,6 +152,10 @@ class Path:
         self.one_diff = (out_spec == ("out", 0) and n_outputs == 1 and not writebacks
                          and not grad_writes and not effects and not any(view_outputs)
                          and type(backwards[0]) is BackwardProgram)
+        # whether finish() hangs outputs under compiled backward nodes (which need to know
+        # the user-visible tensor over each saved value's memory)
+        self.attaches = any(type(b) is BackwardProgram for b in list(backwards) +
+                            list(wb_backwards))
 
     def arrays(self, tensors, args=(), kwargs=None) -> list:
         if self.feed_simple and len(self.input_slots) == len(tensors):
@@ -189,16 +193,19 @@ class Path:
         if self.effects and apply_effects:
             apply_all_effects(self.effects, outs)
         wrapped = []
-        visible: dict = {}  # memory root -> the user-visible tensor over it
-        for t in tensors:
-            visible.setdefault(_root(t._data), t)
-        for t in self.lifted:
-            visible.setdefault(_root(t._data), t)
+        visible = None  # memory root -> the user-visible tensor over it
+        if self.attaches:
+            visible = {}
+            for t in tensors:
+                visible.setdefault(_root(t._data), t)
+            for t in self.lifted:
+                visible.setdefault(_root(t._data), t)
         shared = {}  # memory root -> first output over it: views of it share its counter
         for i in range(self.n_outputs):
             t = Tensor._make(outs[i])
             root = _root(outs[i])
-            visible.setdefault(root, t)
+            if visible is not None:
+                visible.setdefault(root, t)
             first = shared.setdefault(root, t)
             if first is not t:
                 t._version = first._version
