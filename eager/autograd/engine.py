@@ -289,26 +289,36 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
 
 
 def _chain(root):
-    """The nodes from ``root`` down to one leaf when the graph is a single chain (each
-    node sends to at most one node or leaf, no hooks): the common small backward, run
-    without the general walk's bookkeeping.  None otherwise."""
+    """The nodes from ``root`` when the graph is a spine: each node sends to at most one
+    node, plus any leaves, and no leaf is reached twice (an MLP, a compiled model under
+    its loss), with no node hooks: the common small backward, run without the general
+    walk's bookkeeping, each leaf finished when its one gradient arrives.  None
+    otherwise."""
     node = root.grad_fn
     if node is None:
         return None
     nodes = []
+    leaves = set()
     while True:
         if node.hooks or node.retains:
             return None
-        nexts = [nx for nx in node.next if nx is not None]
         nodes.append(node)
-        if not nexts:
+        nxt = None
+        for nx in node.next:
+            if nx is None:
+                continue
+            if type(nx) is Node:
+                if nxt is not None:
+                    return None
+                nxt = nx
+            else:
+                k = id(nx)
+                if k in leaves:
+                    return None
+                leaves.add(k)
+        if nxt is None:
             return nodes
-        if len(nexts) > 1:
-            return None
-        nx = nexts[0]
-        if type(nx) is not Node:
-            return nodes
-        node = nx
+        node = nxt
 
 
 def _run_chain(root, nodes, root_grads, retain_graph):
@@ -328,8 +338,8 @@ def _run_chain(root, nodes, root_grads, retain_graph):
         g = g._data
     prev_mode = STATE.grad_enabled
     STATE.grad_enabled = False
+    finish = _LeafFinisher(False, False, False, None)
     try:
-        leaf = None
         for node in nodes:
             saved = node.saved
             unpacked = node.unpack(False) if saved is None or saved else ()
@@ -339,6 +349,7 @@ def _run_chain(root, nodes, root_grads, retain_graph):
             if not retain_graph and saved:
                 node.saved = None
                 node.out_data = None
+            g_in = g
             g = None
             for i, nx in enumerate(node.next):
                 if nx is None:
@@ -349,15 +360,14 @@ def _run_chain(root, nodes, root_grads, retain_graph):
                         gi = A.sum_to(gi, shape=node.shapes[i])
                     if gi.dtype != node.dtypes[i]:
                         gi = A.cast(gi, dtype=node.dtypes[i])
-                g = gi
-                if type(nx) is not Node:
-                    leaf = nx
+                if type(nx) is Node:
+                    g = gi
+                elif gi is not None:  # a leaf: this is its whole gradient
+                    if gi is g_in or type(gi) is not _ndarray or gi.base is not None:
+                        gi = np.array(gi)  # take ownership: g may be shared elsewhere
+                    finish(id(nx), nx, gi)
             if g is None:
                 break
-        if leaf is not None and g is not None:
-            if type(g) is not _ndarray or g.base is not None:
-                g = np.array(g)
-            _LeafFinisher(False, False, False, None)(id(leaf), leaf, g)
         while _callbacks:
             _callbacks.pop(0)()
     finally:
