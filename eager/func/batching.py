@@ -415,6 +415,7 @@ def _nll_loss(op, vals, bat, size, params):
     c = logp.shape[-1]
     rows, idx, valid = _targets(logp.reshape(size * n, c), flat_t,
                                 params.get("ignore_index", -100))
+    valid = np.ones(idx.shape, bool) if valid is None else valid
     picked = np.where(valid, logp.reshape(size * n, c)[rows, idx], 0).reshape(size, n)
     total = -picked.sum(axis=1, dtype=logp.dtype)
     if params.get("reduction", "mean") == "sum":
@@ -431,6 +432,7 @@ def _nll_loss_grad(op, vals, bat, size, params):
     flat_t, n = _nll_rows(g, target, size, bat)
     out = np.zeros((size * n,) + shape[1:], dtype=g.dtype)
     rows, idx, valid = _targets(out, flat_t, params.get("ignore_index", -100))
+    valid = np.ones(idx.shape, bool) if valid is None else valid
     scale = np.ones(size, dtype=g.dtype)
     if params.get("reduction", "mean") != "sum":
         count = valid.reshape(size, n).sum(axis=1)

@@ -13,21 +13,25 @@ from .base import Op
 
 
 def _targets(logp, target, ignore_index):
-    """(rows, class index with ignored rows set to 0, valid mask); bounds checked."""
+    """(rows, class index with ignored rows set to 0, valid mask or None when no row is
+    ignored); bounds checked."""
     n, c = logp.shape
     valid = target != ignore_index
-    idx = np.where(valid, target, 0)
+    if valid.all():
+        valid, idx = None, target
+    else:
+        idx = np.where(valid, target, 0)
     if idx.size and (idx.min() < 0 or idx.max() >= c):
         bad = idx[(idx < 0) | (idx >= c)]
         raise IndexError(f"Target {bad.flat[0]} is out of bounds.")
     return np.arange(n), idx, valid
 
 
-def _scale(valid, reduction, dtype):
+def _scale(valid, reduction, dtype, n):
     """The factor each picked log-probability is weighted by (before the minus sign)."""
     if reduction == "sum":
         return dtype.type(1.0)
-    count = int(valid.sum())
+    count = n if valid is None else int(valid.sum())
     return dtype.type(np.nan) if count == 0 else dtype.type(1.0 / count)
 
 
@@ -39,9 +43,13 @@ class NllLoss(Op):
 
     def forward(logp, target, ignore_index=-100, reduction="mean"):
         rows, idx, valid = _targets(logp, target, ignore_index)
-        picked = np.where(valid, logp[rows, idx], 0)  # an ignored row may hold -inf
-        total = picked.sum(dtype=logp.dtype)
-        return np.asarray(-total * _scale(valid, reduction, logp.dtype), dtype=logp.dtype)
+        if valid is None:  # no row ignored
+            total = logp[rows, idx].sum(dtype=logp.dtype)
+        else:
+            picked = np.where(valid, logp[rows, idx], 0)  # an ignored row may hold -inf
+            total = picked.sum(dtype=logp.dtype)
+        return np.asarray(-total * _scale(valid, reduction, logp.dtype, len(idx)),
+                          dtype=logp.dtype)
 
     def backward(F, g, saved, node):
         target = saved[0]
@@ -60,10 +68,10 @@ class NllLossGrad(Op):
         out = np.zeros(shape, dtype=g.dtype)
         dummy = out  # same shape: _targets only needs it for bounds and rows
         rows, idx, valid = _targets(dummy, target, ignore_index)
-        scale = _scale(valid, reduction, g.dtype)
+        scale = _scale(valid, reduction, g.dtype, len(idx))
         if np.isnan(scale):
             return out  # everything ignored: zero gradient
-        out[rows, idx] = -(g * scale) * valid
+        out[rows, idx] = -(g * scale) if valid is None else -(g * scale) * valid
         return out
 
     def backward(F, gg, saved, node):

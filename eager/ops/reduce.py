@@ -334,6 +334,11 @@ class Softmax(Op):
     def forward(a, dim):
         if a.ndim == 0:
             return np.ones_like(a)
+        if a.size:
+            m = np.amax(a, axis=dim, keepdims=True)
+            if np.isfinite(m).all():  # nothing can warn (see LogSoftmax)
+                e = np.exp(a - m)
+                return np.divide(e, np.sum(e, axis=dim, keepdims=True), out=e)
         with _quiet_if_nonfinite(a):
             z, _ = _shifted(a, dim)
             e = np.exp(z)
@@ -354,6 +359,12 @@ class LogSoftmax(Op):
     def forward(a, dim):
         if a.ndim == 0:
             return np.zeros_like(a)
+        if a.size:
+            m = np.amax(a, axis=dim, keepdims=True)
+            if np.isfinite(m).all():  # no nan or +inf in a; a -inf gives exp(-inf) = 0
+                z = a - m             # (nothing can warn: the checks below are not needed)
+                lse = np.log(np.sum(np.exp(z), axis=dim, keepdims=True))
+                return np.subtract(z, lse, out=z)
         with _quiet_if_nonfinite(a):
             z, _ = _shifted(a, dim)
             lse = np.log(np.sum(np.exp(z), axis=dim, keepdims=True))
