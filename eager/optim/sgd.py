@@ -3,6 +3,10 @@ single-tensor (``foreach=False``) algorithm."""
 
 from __future__ import annotations
 
+import numpy as np
+
+from .._state import STATE
+from .adam import _FLOATS, _bump
 from .optimizer import Optimizer, _no_grad_step, required
 
 __all__ = ["SGD"]
@@ -36,9 +40,13 @@ class SGD(Optimizer):
             weight_decay = group["weight_decay"]
             nesterov = group["nesterov"]
             maximize = group["maximize"]
+            plain = STATE.tracer is None and type(lr) in (float, int)
             for p in group["params"]:
                 grad = p.grad
                 if grad is None:
+                    continue
+                if plain and _numpy_step(p, grad, self.state, lr, momentum, dampening,
+                                         weight_decay, nesterov, maximize):
                     continue
                 if maximize:
                     grad = grad.neg()
@@ -58,3 +66,35 @@ class SGD(Optimizer):
                     else:
                         grad = buf
                 p.add_(grad.mul(-lr))
+
+
+def _numpy_step(p, grad, state, lr, momentum, dampening, weight_decay, nesterov,
+                maximize) -> bool:
+    """The step above on the arrays themselves, when the parameter, its gradient and its
+    momentum buffer are float32/float64 NumPy arrays of one dtype: the same operations in
+    the same order (the same values), without a Tensor and a dispatch per operation.
+    False when it does not apply, or at the first momentum step (the buffer is made by
+    the tensor code)."""
+    P, G = p._data, grad._data
+    if type(P) is not np.ndarray or type(G) is not np.ndarray or P.dtype not in _FLOATS \
+            or G.dtype != P.dtype or G.shape != P.shape or not P.flags.writeable:
+        return False
+    buf = None
+    if momentum != 0:
+        st = state.get(p)
+        buf = None if st is None else st.get("momentum_buffer")
+        if buf is None or type(buf._data) is not np.ndarray or buf._data.dtype != P.dtype:
+            return False
+    if maximize:
+        G = np.negative(G)
+    if weight_decay != 0:
+        G = np.add(G, np.multiply(P, weight_decay))
+    if buf is not None:
+        B = buf._data
+        np.multiply(B, momentum, out=B)
+        np.add(B, G if dampening == 0 else np.multiply(G, 1 - dampening), out=B)
+        _bump(buf, 2)
+        G = np.add(G, np.multiply(B, momentum)) if nesterov else B
+    np.add(P, np.multiply(G, -lr), out=P)
+    _bump(p)
+    return True

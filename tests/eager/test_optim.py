@@ -384,3 +384,41 @@ def test_adam_numpy_path_equals_the_tensor_path_bitwise(cls, weight_decay, amsgr
     for a, b in zip(fast, slow):
         assert a.dtype == b.dtype
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("momentum,dampening,nesterov,weight_decay,maximize",
+                         [(0, 0, False, 0, False), (0.9, 0, False, 0, False),
+                          (0.9, 0, True, 0.01, False), (0.5, 0.3, False, 0.1, True)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sgd_numpy_path_equals_the_tensor_path_bitwise(momentum, dampening, nesterov,
+                                                       weight_decay, maximize, dtype,
+                                                       monkeypatch):
+    """SGD's step on plain NumPy arrays computes exactly what its tensor code computes
+    and bumps the same version counters (parameters and momentum buffers)."""
+    import eager.optim.sgd as sgd_mod
+
+    def run():
+        rng = np.random.default_rng(1)
+        ps = [eager.tensor(rng.standard_normal(s).astype(dtype), requires_grad=True)
+              for s in [(3, 4), (5,)]]
+        opt = eager.optim.SGD(ps, lr=0.05, momentum=momentum, dampening=dampening,
+                              nesterov=nesterov, weight_decay=weight_decay,
+                              maximize=maximize)
+        for _ in range(4):
+            for p in ps:
+                p.grad = eager.tensor(rng.standard_normal(p.shape).astype(dtype))
+            opt.step()
+        bufs = [opt.state[p]["momentum_buffer"] for p in ps] if momentum else []
+        return ([p._data.copy() for p in ps] + [b._data.copy() for b in bufs],
+                [p._version[0] for p in ps] + [b._version[0] for b in bufs])
+
+    real, taken = sgd_mod._numpy_step, []
+    monkeypatch.setattr(sgd_mod, "_numpy_step", lambda *a: taken.append(real(*a)) or taken[-1])
+    fast, fast_versions = run()
+    assert sum(taken) >= 6          # every step after the first momentum step
+    monkeypatch.setattr(sgd_mod, "_numpy_step", lambda *a, **k: False)
+    slow, slow_versions = run()
+    assert fast_versions == slow_versions
+    for a, b in zip(fast, slow):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
