@@ -175,9 +175,9 @@ def exact_form(n: int, quick: bool) -> Workload:
          (P.TORCH_COMPILE, torch_compile_), (P.JAX, jax_)],
         rtol=1e-4, atol=2e-5,
         notes={P.NUMPY: "NumPy has no erf: np.frompyfunc(math.erf) per element",
-               P.EAGER: "F.gelu(x): vectorized erf (eager.ops.special)",
-               P.COMPILED: "compile(a function calling F.gelu): fused kernel calling "
-                           "math.erf per element"})
+               P.EAGER: "F.gelu(x): vectorized erf (runtime.cpu.erf)",
+               P.COMPILED: "compile(a function calling F.gelu): fused kernel, the same erf "
+                           "per element (runtime.cpu.mathlib.erf)"})
 
 
 def workloads(quick: bool) -> list:
