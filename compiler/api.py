@@ -163,7 +163,7 @@ class CompiledFunction:
                     continue
                 st["hits"] += 1
                 path.hits += 1
-                if path.build_later is not None:  # its build was dropped: now it is worth it
+                if path.build_later is not None:  # its kernel build waited for a replay
                     later, path.build_later = path.build_later, None
                     later()
                 if self.check:
