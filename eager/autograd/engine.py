@@ -443,22 +443,14 @@ def _useful_nodes(roots, want_nodes, want_leaves) -> dict:
 
 
 def _touches_device(roots) -> bool:
-    """Whether the graph behind ``roots`` has a node or root on a non-CPU device."""
-    stack = []
+    """Whether the graph behind ``roots`` has a node or root on a non-CPU device (each
+    node knows whether one lies behind it: ``Node.dev``)."""
     for t in roots:
         if type(t._data) is not _ndarray:
             return True
-        if t.grad_fn is not None:
-            stack.append(t.grad_fn)
-    seen = set()
-    while stack:
-        n = stack.pop()
-        if id(n) in seen or type(n) is not Node:
-            continue
-        seen.add(id(n))
-        if n.on_device:
+        f = t.grad_fn
+        if f is not None and getattr(f, "dev", False):
             return True
-        stack.extend(x for x in n.next if x is not None)
     return False
 
 

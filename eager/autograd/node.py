@@ -25,7 +25,7 @@ DEVICE_NODES = [False]
 
 class Node:
     __slots__ = ("op", "next", "saved", "shapes", "dtypes", "params", "needs", "hooks",
-                 "retains", "trace", "out_data", "out_version", "on_device", "half",
+                 "retains", "trace", "out_data", "out_version", "on_device", "half", "dev",
                  "__weakref__")
 
     def __init__(self, op, args, params, out):
@@ -33,6 +33,7 @@ class Node:
         shapes = []
         dtypes = []
         needs = []
+        dev = False
         for a in args:
             if isinstance(a, Tensor):
                 d = a._data
@@ -40,7 +41,12 @@ class Node:
                 dtypes.append(d.dtype)
                 if a.requires_grad:
                     f = a.grad_fn
-                    nxt.append(a if f is None else f)
+                    if f is None:
+                        nxt.append(a)
+                    else:
+                        nxt.append(f)
+                        if f.dev:
+                            dev = True
                     needs.append(True)
                     continue
             else:
@@ -62,6 +68,8 @@ class Node:
         self.on_device = type(out._data) is not _ndarray if out is not None else False
         if self.on_device:
             DEVICE_NODES[0] = True
+        # this node or one behind it is on a device: its backward runs through dispatch
+        self.dev = dev or self.on_device
         saves = op.saves
         if saves:
             saved = []

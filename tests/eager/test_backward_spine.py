@@ -76,3 +76,21 @@ def test_a_branching_graph_is_not_a_spine_and_a_chain_with_leaves_is():
     assert engine._chain((y * y.sin()).sum()) is None   # y feeds two nodes
     lin = nn.Linear(4, 3)
     assert len(engine._chain(lin(x).relu().sum())) == 3   # sum, relu, linear
+
+
+def test_a_backward_after_vmap_does_not_walk_the_graph_for_devices():
+    """Batched (vmap) grad nodes count as device nodes; each node knows whether one lies
+    behind it (``Node.dev``), so a later CPU backward decides in O(1), not by walking its
+    whole graph."""
+    from eager.func import grad, vmap
+
+    w = torch.randn(3, requires_grad=True)
+    per_sample = vmap(grad(lambda w, x: (w * x).sum()), in_dims=(None, 0))
+    per_sample(w, torch.randn(4, 3))               # makes batched grad nodes
+    h = w
+    for _ in range(50):
+        h = (h * 1.01).tanh()
+    loss = h.sum()
+    assert loss.grad_fn.dev is False and not engine._touches_device([loss])
+    loss.backward()
+    assert w.grad is not None and w.grad.shape == (3,)
