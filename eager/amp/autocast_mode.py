@@ -68,6 +68,19 @@ FUNCTIONS: dict[str, str] = {
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 _ndarray = np.ndarray
+_BATCHED: list = []  # eager.func.batching.Batched, imported at first use (no import cycle)
+
+
+def _storage(d):
+    """The array under vmap's batching wrappers (``d`` itself when it is not batched)."""
+    if type(d) is _ndarray:
+        return d
+    if not _BATCHED:
+        from ..func.batching import Batched
+        _BATCHED.append(Batched)
+    while type(d) is _BATCHED[0]:
+        d = d.value
+    return d
 _SUPPORTED = {"cpu": (_dt.bfloat16, _dt.float16), "cuda": (_dt.float16, _dt.bfloat16)}
 _DEFAULT = {"cpu": _dt.bfloat16, "cuda": _dt.float16}
 
@@ -98,10 +111,11 @@ class _Policy:
         return self.apply(kind, args)
 
     def _eligible(self, a) -> bool:
-        """A floating tensor other than float64 on autocast's device (PyTorch's rule)."""
+        """A floating tensor other than float64 on autocast's device (PyTorch's rule); a
+        vmap-batched tensor is on the device of the storage it wraps."""
         if not isinstance(a, Tensor):
             return False
-        d = a._data
+        d = _storage(a._data)
         return (type(d) is _ndarray) is self._cpu and d.dtype != _F64 and _dt.is_float(d.dtype)
 
     def apply(self, kind: str, args):

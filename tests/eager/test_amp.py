@@ -765,3 +765,23 @@ def test_training_with_autocast_and_scaler_matches_torch():
     assert out[0][0] == out[1][0]
     np.testing.assert_allclose(out[0][1], out[1][1], rtol=2e-2)
     np.testing.assert_allclose(out[0][2], out[1][2], rtol=2e-2, atol=2e-2)
+
+
+def test_autocast_casts_vmap_batched_tensors_as_torch():
+    """Under autocast a vmap-batched tensor is cast like any CPU tensor: a matmul of a
+    batched and an unbatched float32 tensor runs in bfloat16, as torch.func.vmap does."""
+    torch = _torch()
+    from eager.func import vmap
+    rng = np.random.default_rng(0)
+    w, xs = rng.standard_normal((3, 2), np.float32), rng.standard_normal((4, 3), np.float32)
+    W, X = eager.tensor(w), eager.tensor(xs)
+    with eager.autocast("cpu", dtype=eager.bfloat16):
+        got = vmap(lambda x: x @ W)(X)
+        plain = X @ W
+    tw, tx = torch.from_numpy(w), torch.from_numpy(xs)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        want = torch.func.vmap(lambda x: x @ tw)(tx)
+    assert got.dtype == eager.bfloat16 == plain.dtype
+    assert str(want.dtype) == "torch.bfloat16"
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+    np.testing.assert_array_equal(got.float().numpy(), plain.float().numpy())
