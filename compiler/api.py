@@ -391,9 +391,14 @@ class CompiledFunction:
         graph = tracer.graph(fwd_outputs)
         check_graph(graph)
         graph = optimize(graph)
+        inputs_of = {id(t): v for t, v in tracer.lifted}
+        for i in slots:
+            inputs_of[id(tensors[i])] = tracer.inputs[i]
+        inplace = {fwd_outputs[k].id: inputs_of[id(resolve(r, tensors))]
+                   for r, k in wb if id(resolve(r, tensors)) in inputs_of}
         # tier 1 at once (generated Python); the numba tier is built in the background
         first_tier = "python" if self.backend == "numba" else self.backend
-        program = compile_graph(graph, first_tier)
+        program = compile_graph(graph, first_tier, inplace)
         fwd_for_bw = Graph(tracer.graph([]).inputs, tracer.nodes, [])
 
         def backward_program(spec_b):
@@ -437,11 +442,6 @@ class CompiledFunction:
                     guards=[(n.params["where"], n.params["kind"], n.params["expected"])
                             for n in guard_nodes])
         if self.backend == "numba":
-            inputs_of = {id(t): v for t, v in tracer.lifted}
-            for i in slots:
-                inputs_of[id(tensors[i])] = tracer.inputs[i]
-            inplace = {fwd_outputs[k].id: inputs_of[id(resolve(r, tensors))]
-                       for r, k in wb if id(resolve(r, tensors)) in inputs_of}
             # built at the first replay (or compiler.wait()): a trace recorded once and
             # never met again, or taken over by a later variant of its key, costs no build
             if self._first_use is None:

@@ -52,13 +52,26 @@ def _is_ours(filename: str) -> bool:
     return r
 
 
+_BASENAMES: dict[str, str] = {}
+
+
 def user_frame_line() -> str | None:
-    """``file:line`` of the innermost frame outside eager/ and compiler/ (the user's code)."""
+    """``file:line`` of the innermost frame outside eager/ and compiler/ (the user's code).
+    Called for every recorded op, with the observer's trace function making each Python
+    call dearer: no calls but on a file's first sight."""
     f = sys._getframe(2)
+    ours = _OURS
     while f is not None:
-        fn = f.f_code.co_filename
-        if not _is_ours(fn):
-            return f"{os.path.basename(fn)}:{f.f_lineno} in {f.f_code.co_name}"
+        code = f.f_code
+        fn = code.co_filename
+        r = ours.get(fn)
+        if r is None:
+            r = _is_ours(fn)
+        if not r:
+            base = _BASENAMES.get(fn)
+            if base is None:
+                base = _BASENAMES[fn] = os.path.basename(fn)
+            return f"{base}:{f.f_lineno} in {code.co_name}"
         f = f.f_back
     return None
 
@@ -171,9 +184,12 @@ class Tracer(TracerHooks):
     def record(self, op, args, params, t: Tensor) -> None:
         if op.data_dependent_shape:
             self._unsupported(f"{op.name} (its output shape depends on the data)")
-        if not self.half and (t._data.dtype.char in _HALF_CHARS or any(
-                isinstance(a, Tensor) and a._data.dtype.char in _HALF_CHARS for a in args)):
-            self.half = True
+        if not self.half:
+            if t._data.dtype.char in _HALF_CHARS:
+                self.half = True
+            for a in args:  # (a loop, not any(genexpr): no generator frame per argument)
+                if isinstance(a, Tensor) and a._data.dtype.char in _HALF_CHARS:
+                    self.half = True
         if self.has_syms and any(is_sym(a) for a in args):
             inputs = self._sym_operands(op, args, t)
         else:

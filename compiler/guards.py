@@ -216,18 +216,30 @@ class Preconditions:
     def _generate_check(self):
         """The tensor guards of :meth:`_tensor_failure` as one generated function
         ``check(tensors) -> bool`` with the expected values bound as constants (no loops
-        or tuple unpacking per call); :meth:`_tensor_failure` says which guard failed."""
+        or tuple unpacking per call); :meth:`_tensor_failure` says which guard failed.
+
+        Fast path: while every lifted tensor still holds the very array it held when
+        traced (an optimizer's parameters and state are written in place), its device,
+        shape, dtype and memory are those of the trace; only the arguments' memory is
+        compared with theirs, not the whole memory pattern."""
         env = {"memory_pattern": memory_pattern, "MEMORY": self.memory,
                "LIFTED_IDS": frozenset(self.lifted_ids)}
         body = []
+        same = []
         for k, ((t, shape, dtype, rg), storage) in enumerate(zip(self.lifted,
                                                                   self.lifted_storage)):
             env.update({f"L{k}": t, f"S{k}": storage, f"SH{k}": shape, f"DT{k}": dtype,
-                        f"RG{k}": rg})
-            body += [f"d = L{k}._data",
-                     f"if type(d) is not S{k} or d.shape != SH{k} or "
-                     f"(d.dtype is not DT{k} and d.dtype != DT{k}) or "
-                     f"L{k}.requires_grad != RG{k}: return False"]
+                        f"RG{k}": rg, f"D{k}": t._data})
+            same.append(f"L{k}._data is D{k}")
+        if same:
+            body.append(f"same = {' and '.join(same)}")
+            body.append("if not same:")
+            for k in range(len(self.lifted)):
+                body += [f"    d = L{k}._data",
+                         f"    if type(d) is not S{k} or d.shape != SH{k} or "
+                         f"(d.dtype is not DT{k} and d.dtype != DT{k}): return False"]
+            rgs = " or ".join(f"L{k}.requires_grad != RG{k}" for k in range(len(self.lifted)))
+            body.append(f"if {rgs}: return False")
 
         def leaf(r, k):
             if r[0] == "arg":
@@ -242,14 +254,33 @@ class Preconditions:
         for k, r in enumerate(self.grad_none):
             body.append(f"if {leaf(r, f'n{k}')}._grad is not None: return False")
         for k, (_where, getter, value) in enumerate(self.py):
-            env.update({f"P{k}": getter, f"V{k}": value})
-            body.append(f"if P{k}() != V{k}: return False")
+            holds = getattr(getter, "holds", None)
+            if holds is not None:  # a cheaper test of getter() == value
+                env[f"H{k}"] = holds
+                body.append(f"if not H{k}(): return False")
+            else:
+                env.update({f"P{k}": getter, f"V{k}": value})
+                body.append(f"if P{k}() != V{k}: return False")
         for i, j in self.same_args:
             body.append(f"if tensors[{i}] is not tensors[{j}]: return False")
         if self.memory is not None:
             lifted = ", ".join(f"L{k}" for k in range(len(self.lifted)))
-            body.append(f"if memory_pattern(list(tensors) + [{lifted}]) != MEMORY: "
-                        "return False")
+            full = (f"if memory_pattern(list(tensors) + [{lifted}]) != MEMORY: "
+                    "return False")
+            if self.memory == () and same:
+                # no sharing when traced, the lifted arrays unchanged: the arguments share
+                # memory neither with each other nor with a lifted tensor
+                env["LIFTED_ROOTS"] = frozenset(
+                    id(t._data) if t._data.base is None else id(t._data.base)
+                    for t, *_ in self.lifted)
+                body += ["if same:", "    roots = set()", "    for t in tensors:",
+                         "        d = t._data", "        b = d.base",
+                         "        r = id(d) if b is None else id(b)",
+                         "        if r in roots or r in LIFTED_ROOTS: return False",
+                         "        roots.add(r)",
+                         "else:", "    " + full]
+            else:
+                body.append(full)
         if self.lifted_ids:
             body += ["for t in tensors:", "    if id(t) in LIFTED_IDS: return False"]
         src = "def check(tensors):\n" + "".join(f"    {line}\n" for line in body) + \

@@ -182,14 +182,15 @@ class Path:
             return t
         written = []
         for (r, k), bw in zip(self.writebacks, self.wb_backwards):
-            t = resolve(r, tensors)
+            t = r[1] if r[0] == "obj" else resolve(r, tensors)
             if outs[k] is not t._data:  # else the kernel already wrote into t's storage
                 copy_into(t._data, outs[k])
             t._version[0] += 1
             if bw is not None:
                 written.append((t, bw))
         for r, k in self.grad_writes:
-            resolve(r, tensors)._grad = None if k is None else Tensor._make(outs[k])
+            (r[1] if r[0] == "obj" else resolve(r, tensors))._grad = \
+                None if k is None else Tensor._make(outs[k])
         if self.effects and apply_effects:
             apply_all_effects(self.effects, outs)
         wrapped = []
@@ -374,5 +375,5 @@ class Variant:
                 path = nxt
             except Exception as e:
                 # a program that may have written into inputs cannot be rerun eagerly
-                e.after_writes = path.program.writes_inputs
+                e.after_writes = path.program.wrote_before(e)
                 raise

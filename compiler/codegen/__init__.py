@@ -4,24 +4,24 @@
 input arrays to get the output arrays (raises :class:`~compiler.ir.GuardFailed` when a
 branch guard sees another outcome).  ``backend="eager"`` interprets the graph with
 ``run_graph``; ``backend="python"`` generates straight-line Python calling each op's
-forward; ``backend="numba"`` adds fused Numba kernels for the graph's device (see
-:mod:`.numba_cpu` and :mod:`.numba_cuda`).
+forward (at the program's first call); ``backend="numba"`` adds fused Numba kernels for
+the graph's device (see :mod:`.numba_cpu` and :mod:`.numba_cuda`).
 """
 
 from __future__ import annotations
 
 from ..ir import Graph, graph_device, run_graph
-from .pysource import CompiledGraph, python_program
+from .pysource import CompiledGraph, lazy_python_program
 
 
 def compile_graph(graph: Graph, backend: str = "numba", inplace=None) -> CompiledGraph:
     """``inplace``: output value id -> the input Value it replaces (write-backs), which the
-    numba backend may compute straight into the input's array."""
+    program may compute straight into the input's array (:mod:`.inplace`)."""
     if backend == "eager":
         return CompiledGraph(lambda *arrays: run_graph(graph, *arrays),
                              "# interpreted by compiler.ir.run_graph\n" + str(graph), [])
     if backend == "python":
-        return python_program(graph)
+        return lazy_python_program(graph, inplace)
     if backend == "numba":
         if graph_device(graph) == "cuda":
             from .numba_cuda import cuda_program

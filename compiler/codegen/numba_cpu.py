@@ -48,9 +48,10 @@ from runtime.cpu.buffers import REUSE_MIN_BYTES, reuse_lines
 from runtime.cpu.launch import Adaptive
 
 from .. import log
-from ..ir import Graph, Guard, Node
+from ..ir import Graph, Node
 from ..passes.fusion import FusedElementwise, FusedReduction, fuse, fusible
 from . import native_cpu
+from .inplace import Overwrites
 from .core import core_source
 from .pysource import CompiledGraph, python_program
 
@@ -215,28 +216,17 @@ def _lower(node: Node, index: int, contiguous: set, parallel_min: int,
     return Node(op, node.inputs, params, node.out, node.where), launch
 
 
-def _inplace_ok(nodes: list, i: int, src, outputs: list) -> bool:
-    """Whether node ``i`` may write its output into ``src``'s array: nothing after it (no
-    node, no guard) reads ``src`` or a view of it, and no graph output is one of those."""
+def _inplace_ok(nodes: list, i: int, src, writes: Overwrites) -> bool:
+    """Whether node ``i``, a one-output kernel taking ``src`` with its output's shape and
+    dtype, may write its output into ``src``'s array (:class:`.inplace.Overwrites`)."""
     node = nodes[i]
     if node.op is not FusedKernel or len(node.params["graph"].outputs) != 1:
         return False
-    body = node.params["graph"]
-    out = body.outputs[0]
+    out = node.params["graph"].outputs[0]
     if not any(v.id == src.id and v.shape == out.shape and v.dtype == out.dtype
                for v in node.inputs):
         return False
-    aliases = {src.id}
-    for n in nodes:  # values that may share src's memory (views of it)
-        if getattr(n.op, "view", False) and n.inputs and getattr(n.inputs[0], "id", None) \
-                in aliases:
-            aliases.add(n.out.id)
-    if any(v.id in aliases for v in outputs):
-        return False
-    for n in nodes[i + 1:]:
-        if n.op is Guard or any(getattr(v, "id", None) in aliases for v in n.inputs):
-            return False
-    return sum(v.id == node.out.id for v in outputs) == 1
+    return writes.allowed(i, src)
 
 
 def _lower_all(graph: Graph, parallel_min: int, singleton_min, build: bool = True) -> tuple:
@@ -266,9 +256,12 @@ def _lower_all(graph: Graph, parallel_min: int, singleton_min, build: bool = Tru
 
 def _mark_inplace(lowered: Graph, inplace) -> None:
     nodes = lowered.nodes
+    if not inplace:
+        return
+    writes = Overwrites(nodes, lowered.outputs)
     for i, n in enumerate(nodes):
-        src = (inplace or {}).get(n.out.id) if n.out is not None else None
-        if src is not None and _inplace_ok(nodes, i, src, lowered.outputs):
+        src = inplace.get(n.out.id) if n.out is not None else None
+        if src is not None and _inplace_ok(nodes, i, src, writes):
             n.params["launch"].inplace = f"v{src.id}"
 
 

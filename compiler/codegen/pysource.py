@@ -18,13 +18,14 @@ from eager import dtypes as _dt
 from eager.dispatch import runner
 
 from ..ir import Graph, Guard, GuardFailed, Value, format_node, outcome
+from .inplace import Overwrites
 
 
 class CompiledGraph:
     """A callable program with its generated source and the kernels it uses."""
 
     __slots__ = ("fn", "_source", "kernels", "writes_inputs", "native_misses",
-                 "__weakref__")
+                 "first_write", "__weakref__")
 
     def __init__(self, fn, source, kernels: list):
         self.fn = fn
@@ -32,6 +33,22 @@ class CompiledGraph:
         self.kernels = kernels
         self.writes_inputs = False  # computes write-backs straight into input arrays
         self.native_misses = None   # whole-trace native code: [calls rerun as Python]
+        self.first_write = None     # generated Python: (code, line of the first such write)
+
+    def wrote_before(self, exc: BaseException) -> bool:
+        """Whether the call that raised ``exc`` may have written into its inputs (then it
+        cannot be rerun eagerly from them)."""
+        if not self.writes_inputs:
+            return False
+        if self.first_write is None:
+            return True
+        code, line = self.first_write
+        tb = exc.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code is code:
+                return tb.tb_lineno >= line
+            tb = tb.tb_next
+        return True
 
     @property
     def source(self) -> str:
@@ -117,7 +134,54 @@ def _scalar_node(n) -> bool:
     return True
 
 
-def python_program(graph: Graph, name: str = "graph") -> CompiledGraph:
+# ufuncs that compute a node's forward exactly when every operand has the output's float
+# dtype (Python numbers are weak scalars): such a node can write through ``out=``
+_UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
+           "neg": np.negative, "sqrt": np.sqrt, "exp": np.exp, "maximum": np.maximum,
+           "minimum": np.minimum}
+
+
+def _float_elementwise(n, same: bool = True) -> bool:
+    """Float elementwise maths on floats (``same``: of the output's dtype) and Python
+    numbers: NumPy ufuncs that cannot raise (a write into an input may come before it)."""
+    out = n.out
+    if out is None or not n.op.elementwise or out.dtype.kind != "f" or n.params \
+            or out.device != "cpu":
+        return False
+    return all((a.dtype == out.dtype if same else a.dtype.kind == "f") if type(a) is Value
+               else type(a) in (int, float) for a in n.inputs)
+
+
+def _write_plan(graph: Graph, inplace: dict | None, scalar: set) -> dict:
+    """Node index -> the input Value whose array that node's output is computed into: a
+    write-back whose old contents nothing later reads (:class:`.inplace.Overwrites`),
+    made by a float ufunc node (through ``out=``) or by 0-d scalar arithmetic (stored with
+    ``x[()] = ``), with nothing that can raise after the first such write (a call that
+    raises before it falls back to eager from unchanged inputs)."""
+    if not inplace:
+        return {}
+    nodes = graph.nodes
+    plan = {}
+    writes = None
+    for i in range(len(nodes) - 1, -1, -1):
+        n = nodes[i]
+        if n.out is None:
+            break
+        src = inplace.get(n.out.id)
+        if src is not None and src.shape == n.out.shape and src.dtype == n.out.dtype \
+                and (n.out.id in scalar or n.op.name in _UFUNCS and _float_elementwise(n)):
+            writes = writes or Overwrites(nodes, graph.outputs)
+            if writes.allowed(i, src):
+                plan[i] = src
+        if not (n.out.id in scalar or _float_elementwise(n, same=False) or n.op.name == "cast"
+                and set(n.params) == {"dtype"} and n.out.dtype.kind == "f"):
+            break  # this node may raise: no write before it
+    return plan
+
+
+def python_program(graph: Graph, name: str = "graph", inplace=None) -> CompiledGraph:
+    """``inplace``: output value id -> the input Value it replaces (write-backs), computed
+    into that input's array where :func:`_write_plan` allows."""
     glb = {"__GuardFailed": GuardFailed, "__outcome": outcome,
            "__asarray": np.asarray, "__ndarray": np.ndarray, "__sqrt": np.sqrt}
     scalar = {n.out.id for n in graph.nodes if _scalar_node(n)}
@@ -130,6 +194,9 @@ def python_program(graph: Graph, name: str = "graph") -> CompiledGraph:
                 users.setdefault(a.id, []).append(scalar_use)
     for v in graph.outputs:
         users.setdefault(v.id, []).append(False)
+    writes = _write_plan(graph, inplace, scalar)
+    first_write = None
+    returned = {}  # value id -> the name returned for it, where not its own (a write)
     names = {}
     args = []
     for v in graph.inputs:
@@ -173,19 +240,30 @@ def python_program(graph: Graph, name: str = "graph") -> CompiledGraph:
         names[n.out.id] = out
         if on_cpu and n.op.promotes and _casts(n):
             ins = _cast_args(n, k, ins, glb)
+        dst = writes.get(k)
+        if dst is not None and first_write is None:
+            first_write = len(lines) + 1  # 1-based line number of the write's line
         if n.out.id in scalar:
             if n.op.name == "cast":
                 glb[f"t{k}"] = np.dtype(n.params["dtype"]).type
             lines.append(f"    {out} = " + _SCALAR[n.op.name].format(*ins, t=f"t{k}"))
+            if dst is not None:  # stored into the input it replaces, which is returned
+                lines.append(f"    {names[dst.id]}[()] = {out}")
+                returned[n.out.id] = names[dst.id]
             if not all(users.get(n.out.id, ())):  # an array for the ops and the caller
                 lines.append(f"    {out} = __asarray({out})")
+            continue
+        if dst is not None:  # computed into the input it replaces
+            glb[f"u{k}"] = _UFUNCS[n.op.name]
+            lines.append(f"    {out} = u{k}({', '.join(ins)}, out={names[dst.id]})")
             continue
         call_args = ", ".join(ins)
         call = f"{fname}({', '.join([call_args] + params) if call_args else ', '.join(params)})"
         lines.append(f"    {out} = {call}")
         if on_cpu and not n.out.shape:  # NumPy returns 0-d results as scalars
             lines.append(f"    if type({out}) is not __ndarray: {out} = __asarray({out})")
-    lines.append(f"    return [{', '.join(names[v.id] for v in graph.outputs)}]")
+    lines.append("    return [" + ", ".join(returned.get(v.id, names[v.id])
+                                      for v in graph.outputs) + "]")
     exec(compile("\n".join(lines) + "\n", f"<dyngraph {name}>", "exec"), glb)
     nodes = graph.nodes
 
@@ -194,4 +272,26 @@ def python_program(graph: Graph, name: str = "graph") -> CompiledGraph:
         for k in range(len(nodes) - 1, -1, -1):
             out.insert(starts[k], "    # " + format_node(nodes[k]).replace("\n", " "))
         return "\n".join(out) + "\n"
-    return CompiledGraph(glb[name], commented, [])
+    prog = CompiledGraph(glb[name], commented, [])
+    if first_write is not None:
+        prog.writes_inputs = True
+        prog.first_write = (glb[name].__code__, first_write)
+    return prog
+
+
+def lazy_python_program(graph: Graph, inplace=None) -> CompiledGraph:
+    """:func:`python_program`, generated at its first call (or when its source is asked
+    for): a trace that never replays (an optimizer's first step, whose state the second
+    step changes) costs no code generation."""
+    prog = CompiledGraph(None, None, [])
+
+    def build() -> CompiledGraph:
+        real = python_program(graph, inplace=inplace)
+        prog.writes_inputs, prog.first_write = real.writes_inputs, real.first_write
+        prog._source, prog.fn = real._source, real.fn
+        return real
+
+    prog.fn = lambda *arrays: build().fn(*arrays)
+    prog._source = lambda: build().source
+    return prog
+

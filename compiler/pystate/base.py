@@ -13,7 +13,7 @@ _TRUSTED_DIRS = tuple(os.path.join(_ROOT, d) + os.sep for d in ("eager", "compil
 _TRUSTED_PKGS = tuple(os.sep + p + os.sep for p in ("numpy", "numba", "numba_cuda", "llvmlite"))
 # the import machinery and generated kernel modules (runtime.cache) run when a device's
 # eager op builds its kernel inside a trace: eager's own doing, not the user's
-_TRUSTED_FROZEN = ("<frozen importlib",)
+_TRUSTED_FROZEN = ("<frozen importlib", "<dyngraph")  # and code dyngraph generates
 _GENERATED = re.compile(r"dg[a-z]*_[0-9a-f]{20}\.py$")
 _TRUSTED: dict = {}
 _LIBRARY: dict = {}

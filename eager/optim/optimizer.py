@@ -235,6 +235,57 @@ def _frozen(v):
 _READ_BY_HYPER = ("lr",)
 
 
+def _signature_test(opt, sig: tuple):
+    """A generated ``holds()`` telling whether ``opt`` still has the hyperparameters and
+    state that :meth:`Optimizer._trace_signature` returned as ``sig`` (the same groups'
+    values, the same parameters and state tensors by identity) — a few dozen attribute
+    and identity tests instead of rebuilding the signature at every compiled call."""
+    groups, state = sig
+    env = {"opt": opt, "_frozen": _frozen, "MISSING": _MISSING}
+    body = ["gs = opt.param_groups", f"if len(gs) != {len(groups)}: return False"]
+
+    def same(expr, value, name):  # the test that `expr` has the value the signature holds
+        env[name] = value
+        if type(value) in _ATOMS:
+            return f"({expr} is {name} or {expr} == {name})"
+        return f"_frozen({expr}) == {name}"
+
+    for i, (items, pids) in enumerate(groups):
+        g = opt.param_groups[i]
+        body += [f"g = gs[{i}]", f"if len(g) != {len(g)}: return False"]
+        for j, (key, value) in enumerate(items):
+            env[f"K{i}_{j}"] = key
+            body.append(f"v = g.get(K{i}_{j}, MISSING)")
+            body.append(f"if not {same('v', value, f'V{i}_{j}')}: return False")
+        params = g["params"]
+        if tuple(map(id, params)) != pids:
+            return lambda: False
+        env[f"PS{i}"] = list(params)
+        body += [f"ps = g['params']", f"if len(ps) != {len(params)}: return False"]
+        body += [f"if ps[{k}] is not PS{i}[{k}]: return False" for k in range(len(params))]
+    body += ["st = opt.state", f"if len(st) != {len(state)}: return False"]
+    keys = {id(p): p for p in opt.state}
+    for i, (pid, items) in enumerate(state):
+        env[f"Q{i}"] = keys.get(pid)
+        body += [f"s = st.get(Q{i})", f"if s is None or len(s) != {len(items)}: return False"]
+        entries = opt.state[keys[pid]] if pid in keys else {}
+        for j, (key, value) in enumerate(items):
+            env[f"SK{i}_{j}"] = key
+            body.append(f"v = s.get(SK{i}_{j}, MISSING)")
+            now = entries.get(key)
+            if isinstance(now, Tensor):
+                env[f"T{i}_{j}"] = now
+                body.append(f"if v is not T{i}_{j}: return False")
+            else:
+                body.append(f"if not {same('v', value, f'W{i}_{j}')}: return False")
+    src = "def holds():\n" + "".join(f"    {line}\n" for line in body) + "    return True\n"
+    exec(compile(src, "<dyngraph optimizer guard>", "exec"), env)
+    return env["holds"]
+
+
+_MISSING = object()
+
+
 def _no_grad_step(step):
     """Decorator: run an optimizer's ``step`` under ``no_grad``."""
     import functools
@@ -246,9 +297,13 @@ def _no_grad_step(step):
             # a compiled trace bakes in hyperparameters and which state exists (e.g. a
             # momentum buffer made on the first step): guard them, and the state tensors'
             # identities, so a replay never runs against different Python state
+            sig = self._trace_signature()
+
+            def signature():
+                return self._trace_signature()
+            signature.holds = _signature_test(self, sig)  # the guard's cheap form
             STATE.tracer.guard_value(f"{type(self).__name__}@{id(self):x} hyperparameters "
-                                     "and state", self._trace_signature,
-                                     self._trace_signature())
+                                     "and state", signature, sig)
         with no_grad():
             step(self)
         return loss
