@@ -191,8 +191,22 @@ def _get_version_tag() -> str:
         _version_tag = (
             f"numba={numba.__version__};numpy={numpy.__version__};"
             f"python={sys.implementation.cache_tag}:{'.'.join(map(str, sys.version_info[:3]))}"
+            f";helpers={_helpers_digest()}"
         )
     return _version_tag
+
+
+#: runtime modules whose njit functions generated code calls: Numba caches a caller with
+#: its callees compiled in, and does not notice when a callee's source changes
+_HELPERS = ("cpu/mathlib.py", "cpu/erf.py", "cpu/blas.py")
+
+
+def _helpers_digest() -> str:
+    h = hashlib.sha256()
+    here = Path(__file__).parent
+    for rel in _HELPERS:
+        h.update((here / rel).read_bytes())
+    return h.hexdigest()[:16]
 
 
 def _module_name(source: str, prefix: str) -> str:

@@ -5,8 +5,8 @@ Why
     In a small training step (the main example's MLP, batch 100) the generated Python
     program spends about as long in ~40 Python-level calls (op forwards with their
     checks, kernel dispatches, allocations) as NumPy spends computing.  Here the whole
-    trace — fused elementwise kernels, BLAS matrix products (``np.dot`` in Numba calls
-    SciPy's BLAS), reductions, log-softmax and the NLL loss with their gradients — is
+    trace — fused elementwise kernels, BLAS matrix products (NumPy's own BLAS, called as
+    ``np.matmul`` calls it: :mod:`runtime.cpu.blas`), reductions, log-softmax and the NLL loss with their gradients — is
     one compiled function: Numba's dispatcher unboxes the inputs once and every step in
     between is native.
 
@@ -115,8 +115,13 @@ class Writer:
         n = self.name(v)
         return n if self.layout.get(v.id) == "C" else f"np.ascontiguousarray({n})"
 
+    def mm(self) -> str:
+        """The matrix product NumPy's ``matmul`` computes (:func:`runtime.cpu.blas.matmul`:
+        NumPy's own BLAS call, so eager's bits)."""
+        return self.imports.setdefault("runtime.cpu.blas", "B") + ".matmul"
+
     def blas(self, v) -> str:
-        """``v`` as an operand of ``np.dot`` (C or F contiguous)."""
+        """``v`` as an operand of a matrix product (C or F contiguous)."""
         n = self.name(v)
         return n if self.layout.get(v.id) in ("C", "F") else f"np.ascontiguousarray({n})"
 
@@ -177,12 +182,12 @@ def _matmul(n, w: Writer):
             or a.dtype not in _BLAS_DTYPES or len(a.shape) < 2 or len(b.shape) < 2:
         raise Unsupported("matmul of other than float matrices (or stacks of them)")
     if len(a.shape) == 2 and len(b.shape) == 2:
-        w.define(n.out, f"np.dot({w.blas(a)}, {w.blas(b)})")
+        w.define(n.out, f"{w.mm()}({w.blas(a)}, {w.blas(b)})")
         return
     (m, k), kn = a.shape[-2:], b.shape[-1]
     if len(b.shape) == 2:  # a stack of rows times one matrix: one product
         rows = _batch(a.shape[:-1])
-        w.define(n.out, f"np.dot({w.contig(a)}.reshape(({rows}, {k})), {w.blas(b)})"
+        w.define(n.out, f"{w.mm()}({w.contig(a)}.reshape(({rows}, {k})), {w.blas(b)})"
                         f".reshape({tuple(n.out.shape)!r})")
         return
     if tuple(a.shape[:-2]) != tuple(b.shape[:-2]):
@@ -193,7 +198,7 @@ def _matmul(n, w: Writer):
                 f"{b3} = {w.contig(b)}.reshape(({B}, {k}, {kn}))",
                 f"{o} = np.empty(({B}, {m}, {kn}), {_dt(a.dtype)})",
                 f"for _b in range({B}):",
-                f"    {o}[_b] = np.dot({a3}[_b], {b3}[_b])"]
+                f"    {o}[_b] = {w.mm()}({a3}[_b], {b3}[_b])"]
     w.define(n.out, f"{o}.reshape({tuple(n.out.shape)!r})")
 
 
@@ -204,12 +209,12 @@ def _linear(n, w: Writer):
             or type(wt) is not Value or wt.dtype != x.dtype or len(wt.shape) != 2:
         raise Unsupported("linear of other than float matrices")
     if len(x.shape) == 2:
-        out = w.define(n.out, f"np.dot({w.blas(x)}, {w.blas(wt)}.T)")
+        out = w.define(n.out, f"{w.mm()}({w.blas(x)}, {w.blas(wt)}.T)")
         r, c = n.out.shape
     else:  # (..., in) rows: one product over all of them
         r, c = _batch(x.shape[:-1]), n.out.shape[-1]
         o = w.fresh()
-        w.lines.append(f"{o} = np.dot({w.contig(x)}.reshape(({r}, {x.shape[-1]})), "
+        w.lines.append(f"{o} = {w.mm()}({w.contig(x)}.reshape(({r}, {x.shape[-1]})), "
                        f"{w.blas(wt)}.T)")
         out = o
         w.define(n.out, f"{o}.reshape({tuple(n.out.shape)!r})")

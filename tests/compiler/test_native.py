@@ -415,3 +415,26 @@ def test_a_trace_too_large_for_one_native_function_keeps_the_kernel_program(monk
     compiler.wait()
     assert cf(x).item() == pytest.approx(step(x).item(), rel=1e-12)
     assert not _native_used(cf)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_native_matrix_products_equal_eagers_bit_for_bit(dtype):
+    """Native code multiplies through NumPy's own BLAS call (runtime.cpu.blas), so each
+    product of a trace — plain, transposed operands, a linear layer — has eager's bits."""
+    def f(a, b, w, c):
+        h = torch.relu(a @ b)
+        return h, a.t() @ h, nn.functional.linear(h, w, c)
+
+    cf = compiler.compile(f)
+    rng = np.random.default_rng(0)
+    args = [torch.tensor(rng.standard_normal(s)).to(dtype)
+            for s in ((30, 20), (20, 40), (7, 40), (7,))]
+    for _ in range(2):
+        cf(*args)
+    compiler.wait()
+    for _ in range(2):
+        got, want = cf(*args), f(*args)
+        for g, w in zip(got, want):
+            assert np.array_equal(g.numpy(), w.numpy())
+    assert _forward_native(cf)
+    assert "B.matmul(" in cf.explain().traces[0]["graph"]
