@@ -40,10 +40,17 @@ class Overwrites:
             self.count[v.id] = self.count.get(v.id, 0) + 1
         self.nodes = nodes
 
-    def allowed(self, i: int, src) -> bool:
-        """Whether node ``i`` may write its output into ``src``'s array: nothing after it
+    def allowed(self, i: int, src, out_id: int | None = None) -> bool:
+        """Whether node ``i`` may write its output (``out_id``: the value of its outputs
+        that is written back, when it has several) into ``src``'s array: nothing after it
         (no node, no guard) reads ``src`` or a view of it, no graph output is one of
-        those, and node ``i``'s output is one graph output once."""
+        those, node ``i`` reads no other view of it (a kernel would read elements it has
+        overwritten), and the written value is one graph output once."""
         mem = self.root.get(src.id, src.id)
+        node = self.nodes[i]
+        if any(getattr(v, "id", None) not in (None, src.id) and
+               self.root.get(v.id, v.id) == mem for v in node.inputs):
+            return False
+        out_id = node.out.id if out_id is None else out_id
         return (self.last.get(mem, -1) <= i and self.last_guard < i
-                and mem not in self.exposed and self.count.get(self.nodes[i].out.id) == 1)
+                and mem not in self.exposed and self.count.get(out_id) == 1)

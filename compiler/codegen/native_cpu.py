@@ -148,17 +148,24 @@ def _kernel(n, w: Writer):
     alias = w.imports.setdefault(mod, f"K{len(w.imports)}")
     args = [w.contig(v) for v in n.inputs]
     extra = [repr(L.shape_arg)] if L.shape_arg is not None else []
-    if L.inplace is not None:  # a write-back computed straight into its target input
-        w.lines.append(f"{alias}.kernel({', '.join(args + [L.inplace] + extra)})")
-        w.names[n.out.id], w.layout[n.out.id] = L.inplace, "C"
-        return
+    into = L.inplace or {}  # write-backs computed straight into their target inputs
     outs = []
-    for shape, dt, _reuse in L.outs:
+    for m, (shape, dt, _reuse) in enumerate(L.outs):
+        if m in into:
+            outs.append(into[m])
+            continue
         o = w.fresh()
         w.lines.append(f"{o} = np.empty({tuple(shape)!r}, {_dt(dt)})")
         outs.append(o)
-    w.lines.append(f"{alias}.kernel({', '.join(args + outs + extra)})")
-    if len(outs) == 1:
+    if into:
+        alias = w.imports.setdefault(L.inplace_fn.py_func.__module__, f"K{len(w.imports)}")
+        rest = [o for m, o in enumerate(outs) if m not in into]
+        w.lines.append(f"{alias}.kernel({', '.join(args + rest + extra)})")
+    else:
+        w.lines.append(f"{alias}.kernel({', '.join(args + outs + extra)})")
+    if len(outs) == 1 and into:  # the input itself: returned as the input (no copy)
+        w.names[n.out.id], w.layout[n.out.id] = outs[0], "C"
+    elif len(outs) == 1:
         w.define(n.out, outs[0])
     else:
         w.tuples[n.out.id] = outs

@@ -49,7 +49,7 @@ from runtime.cpu.launch import Adaptive
 
 from .. import log
 from ..ir import Graph, Node
-from ..passes.fusion import FusedElementwise, FusedReduction, fuse, fusible
+from ..passes.fusion import FusedElementwise, FusedReduction, TupleGet, fuse, fusible
 from . import native_cpu
 from .inplace import Overwrites
 from .core import core_source
@@ -66,7 +66,8 @@ _BLAS_MODULES = ("eager.ops.linalg",)
 class Launch:
     """How a lowered fused node calls its kernel."""
 
-    __slots__ = ("contig", "fn", "index", "inplace", "name", "outs", "shape_arg", "source")
+    __slots__ = ("contig", "fn", "index", "inplace", "inplace_fn", "name", "outs",
+                 "shape_arg", "source")
 
     def __init__(self, index, fn, name, source, contig, outs, shape_arg=None):
         self.index = index
@@ -76,7 +77,8 @@ class Launch:
         self.contig = contig    # per input: known C-contiguous (skip ascontiguousarray)
         self.outs = outs        # per output: (shape, dtype, reuse buffer)
         self.shape_arg = shape_arg  # reductions: the loop shape, passed last
-        self.inplace = None         # name of an input whose array the output may overwrite
+        self.inplace = None         # {output index: name of the input it overwrites}
+        self.inplace_fn = None      # the kernel storing into those inputs (loops' ``into``)
 
     def __repr__(self) -> str:
         return self.name
@@ -93,16 +95,32 @@ def _emit(node, names, glb):
             for v, c in zip(node.inputs, L.contig)]
     lines = []
     single = len(L.outs) == 1
+    if L.inplace is not None:  # write-backs computed straight into their targets
+        glb[f"KI{k}"] = L.inplace_fn
+        outs, allocs = [], []
+        for m, (shape, dt, _reuse) in enumerate(L.outs):
+            glb[f"D{k}_{m}"] = dt
+            outs.append(f"v{node.out.id}" if single else f"o{k}_{m}")
+            allocs.append(f"__empty({shape!r}, D{k}_{m})")
+        srcs = list(L.inplace.values())
+        ok = " and ".join(f"{s}.flags.c_contiguous and {s}.flags.writeable" for s in srcs)
+        rest = [o for m, o in enumerate(outs) if m not in L.inplace]
+        lines.append(f"if {ok}:")
+        lines += [f"    {o} = {L.inplace[m]}" if m in L.inplace else f"    {o} = {a}"
+                  for m, (o, a) in enumerate(zip(outs, allocs))]
+        lines += [f"    KI{k}({', '.join(args + rest)})", "else:"]
+        lines += [f"    {o} = {a}" for o, a in zip(outs, allocs)]
+        lines.append(f"    K{k}({', '.join(args + outs)})")
+        if not single:
+            lines.append(f"v{node.out.id} = ({', '.join(outs)},)")
+        names[node.out.id] = f"v{node.out.id}"
+        return lines
     outs = []
     for m, (shape, dt, reuse) in enumerate(L.outs):
         o = f"v{node.out.id}" if single else f"o{k}_{m}"
         glb[f"D{k}_{m}"] = dt
         alloc = f"__empty({shape!r}, D{k}_{m})"
-        if L.inplace is not None:  # a write-back computed straight into its target
-            src = L.inplace
-            lines.append(f"{o} = {src} if {src}.flags.c_contiguous and {src}.flags.writeable "
-                         f"else {alloc}")
-        elif reuse:
+        if reuse:
             lines.extend(reuse_lines(glb, f"S{k}_{m}", o, alloc))
         else:
             lines.append(f"{o} = {alloc}")
@@ -156,13 +174,15 @@ def _reduction(red, count_dtype=None) -> _plan.Reduction:
     return _plan.Reduction(init, f"({{x}} if {{x}} {cmp} {{acc}} else {{acc}})", "{acc}")
 
 
-def kernel_module_source(body: Graph, loop_shape: tuple, reduce: bool = False) -> str:
+def kernel_module_source(body: Graph, loop_shape: tuple, reduce: bool = False,
+                         into: int | None = None) -> str:
+    """``into``: the kernels store into that input (:func:`runtime.cpu.loops.kernel_source`)."""
     doc = ", ".join(f"a{k}: {v.dtype}" for k, v in enumerate(body.inputs))
     doc = f"inputs {doc}" if doc else ""
     if not reduce:
         core, out_vars = core_source(body, CPU.math)
         p = _plan.plan(loop_shape, [v.shape for v in body.inputs])
-        return loops.module_source(p, core, out_vars, len(body.inputs), doc=doc)
+        return loops.module_source(p, core, out_vars, len(body.inputs), doc=doc, into=into)
     red = body.nodes[-1]
     v = red.inputs[0]
     core, out_vars = core_source(body, CPU.math, body.nodes[:-1], [v])
@@ -216,17 +236,33 @@ def _lower(node: Node, index: int, contiguous: set, parallel_min: int,
     return Node(op, node.inputs, params, node.out, node.where), launch
 
 
-def _inplace_ok(nodes: list, i: int, src, writes: Overwrites) -> bool:
-    """Whether node ``i``, a one-output kernel taking ``src`` with its output's shape and
-    dtype, may write its output into ``src``'s array (:class:`.inplace.Overwrites`)."""
+def _inplace_plan(nodes: list, i: int, inplace: dict, writes: Overwrites,
+                  readers: dict) -> dict:
+    """{output index: input index} of kernel node ``i``'s outputs that may be stored into
+    the inputs they replace: a write-back of an input the kernel reads, with its shape
+    and dtype, that nothing else needs (:class:`.inplace.Overwrites`).  ``readers``: the
+    ``tuple_get`` nodes of each multi-output kernel value."""
     node = nodes[i]
-    if node.op is not FusedKernel or len(node.params["graph"].outputs) != 1:
-        return False
-    out = node.params["graph"].outputs[0]
-    if not any(v.id == src.id and v.shape == out.shape and v.dtype == out.dtype
-               for v in node.inputs):
-        return False
-    return writes.allowed(i, src)
+    if node.op is not FusedKernel:
+        return {}
+    body = node.params["graph"]
+    if len(body.outputs) == 1:
+        values = {0: node.out.id}
+    else:
+        values = {t.params["index"]: t.out.id for t in readers.get(node.out.id, ())}
+    plan = {}
+    taken = set()
+    for m, vid in values.items():
+        src = inplace.get(vid)
+        out = body.outputs[m]
+        if src is None or src.id in taken:
+            continue
+        j = next((k for k, v in enumerate(node.inputs) if getattr(v, "id", None) == src.id
+                  and v.shape == out.shape and v.dtype == out.dtype), None)
+        if j is not None and writes.allowed(i, src, vid):
+            plan[m] = j
+            taken.add(src.id)
+    return plan
 
 
 def _lower_all(graph: Graph, parallel_min: int, singleton_min, build: bool = True) -> tuple:
@@ -254,15 +290,44 @@ def _lower_all(graph: Graph, parallel_min: int, singleton_min, build: bool = Tru
     return Graph(fused.inputs, new_nodes, fused.outputs), kernels
 
 
-def _mark_inplace(lowered: Graph, inplace) -> None:
+def _mark_inplace(lowered: Graph, inplace, build: bool = True) -> list:
+    """Mark the kernels that compute write-backs into their targets
+    (:func:`_inplace_plan`), each with a variant of its kernel storing into those inputs;
+    returns their (name, source).  ``build``: compile them (else they compile as part of
+    a native function)."""
     nodes = lowered.nodes
     if not inplace:
-        return
+        return []
     writes = Overwrites(nodes, lowered.outputs)
+    readers: dict = {}
+    for t in nodes:
+        if t.op is TupleGet:
+            readers.setdefault(t.inputs[0].id, []).append(t)
+    made = []
     for i, n in enumerate(nodes):
-        src = inplace.get(n.out.id) if n.out is not None else None
-        if src is not None and _inplace_ok(nodes, i, src, writes):
-            n.params["launch"].inplace = f"v{src.id}"
+        into = _inplace_plan(nodes, i, inplace, writes, readers)
+        if not into:
+            continue
+        L = n.params["launch"]
+        body = n.params["graph"]
+        source = kernel_module_source(body, body.outputs[0].shape, into=into)
+        mod = CPU.load(source)
+        sig = [_array_type(v.dtype, len(v.shape) if c else max(1, len(v.shape)))
+               for v, c in zip(n.inputs, L.contig)]
+        sig += [_array_type(v.dtype, len(v.shape))
+                for m, v in enumerate(body.outputs) if m not in into]
+        sig = tuple(sig)
+        if build:
+            compile_worker.compile(mod.kernel, sig)
+        fn = mod.kernel
+        if isinstance(L.fn, Adaptive):
+            if build:
+                compile_worker.compile(mod.kernel_par, sig)
+            fn = Adaptive(mod.kernel, mod.kernel_par)
+        L.inplace = {m: f"v{n.inputs[j].id}" for m, j in into.items()}
+        L.inplace_fn = fn
+        made.append((f"{mod.__name__}.kernel", source))
+    return made
 
 
 def _native(graph: Graph, name: str, parallel_min: int, inplace):
@@ -278,7 +343,7 @@ def _native(graph: Graph, name: str, parallel_min: int, inplace):
         return None  # elementwise only: the fused kernels are the whole program already
     try:
         lowered, kernels = _lower_all(graph, parallel_min, 0, build=False)
-        _mark_inplace(lowered, inplace)
+        kernels += _mark_inplace(lowered, inplace, build=False)
         if not native_cpu.inplace_safe(lowered):
             for n in lowered.nodes:
                 if n.op is FusedKernel:
@@ -305,7 +370,7 @@ def numba_program(graph: Graph, name: str = "graph", *,
     (:mod:`.native_cpu`); a graph with a node it cannot write gets the program below.
 
     ``inplace`` maps an output value's id to the input Value it replaces (a write-back):
-    where safe (:func:`_inplace_ok`) the kernel computes that output into the input's
+    where safe (:func:`_inplace_plan`) the kernel computes that output into the input's
     array, sparing a separate copy.
     """
     compile_worker.start()
@@ -315,7 +380,7 @@ def numba_program(graph: Graph, name: str = "graph", *,
             return prog
     lowered, kernels = _lower_all(graph, parallel_min, singleton_min)
     new_nodes = lowered.nodes
-    _mark_inplace(lowered, inplace)
+    kernels += _mark_inplace(lowered, inplace)
     prog = python_program(lowered, name)
     out = CompiledGraph(prog.fn, prog._source, kernels)
     out.writes_inputs = any(n.params["launch"].inplace is not None for n in new_nodes

@@ -438,3 +438,117 @@ def test_native_matrix_products_equal_eagers_bit_for_bit(dtype):
             assert np.array_equal(g.numpy(), w.numpy())
     assert _forward_native(cf)
     assert "B.matmul(" in cf.explain().traces[0]["graph"]
+
+
+def _kernel_sources(cf):
+    return [src for t in cf.explain().traces for _name, src in t["kernels"]]
+
+
+def test_optimizer_updates_run_kernels_that_store_into_the_parameters():
+    """A write-back kernel's variant stores into its input itself (one array for loads
+    and stores, which LLVM vectorizes); the native step calls it with no output array."""
+    def make():
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 3))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        return step, model
+
+    (fc, mc), (fe, me) = make(), make()
+    cf = compiler.compile(fc)
+    x, y = torch.randn(6, 5), torch.randint(0, 3, (6,))
+    for _ in range(3):
+        cf(x, y), fe(x, y)
+    compiler.wait()
+    for _ in range(3):
+        np.testing.assert_allclose(cf(x, y).item(), fe(x, y).item(), rtol=1e-6)
+    for p, q in zip(mc.parameters(), me.parameters()):   # (native sums accumulate in
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(),  # float64)
+                                   rtol=1e-5, atol=1e-7)
+    assert _native_used(cf)
+    assert any("computed into input" in src for src in _kernel_sources(cf))
+
+
+def test_a_kernel_computing_into_a_strided_target_writes_a_new_array():
+    """The per-node program (a node without native code) calls the storing variant only
+    on a C-contiguous writeable target; a strided one gets the result copied in."""
+    def f(p, g):
+        c = g.cumsum(0)       # no native code: the per-node program
+        p.sub_(g * 0.5)
+        return c
+
+    cf = compiler.compile(f)
+    for strided in (False, True, False):
+        base_c, base_e = torch.ones(4, 6), torch.ones(4, 6)
+        pc, pe = (base_c[:, ::2], base_e[:, ::2]) if strided else (base_c[:, :3].contiguous(),
+                                                                    base_e[:, :3].contiguous())
+        g = torch.arange(12.0).reshape(4, 3)
+        for _ in range(2):
+            cf(pc, g), f(pe, g)
+        compiler.wait()
+        for _ in range(2):
+            assert np.array_equal(cf(pc, g).numpy(), f(pe, g).numpy())
+            assert np.array_equal(pc.numpy(), pe.numpy())
+            assert np.array_equal(base_c.numpy(), base_e.numpy())
+    assert any("computed into input" in src for src in _kernel_sources(cf))
+
+
+def test_adam_stores_each_state_tensor_and_the_parameter_into_itself():
+    """Adam's fused update has several outputs (exp_avg, exp_avg_sq, the parameter), each
+    stored into the tensor it replaces: the native step returns none of them."""
+    def make():
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 3))
+        opt = torch.optim.Adam(model.parameters(), lr=0.01, capturable=True)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        return step, model, opt
+
+    (fc, mc, oc), (fe, me, oe) = make(), make()
+    cf = compiler.compile(fc)
+    x, y = torch.randn(6, 5), torch.randint(0, 3, (6,))
+    for _ in range(3):
+        cf(x, y), fe(x, y)
+    compiler.wait()
+    state = [oc.state[p]["exp_avg"]._data for p in mc.parameters()]
+    for _ in range(3):
+        np.testing.assert_allclose(cf(x, y).item(), fe(x, y).item(), rtol=1e-6)
+    assert all(oc.state[p]["exp_avg"]._data is a for p, a in zip(mc.parameters(), state))
+    for p, q in zip(mc.parameters(), me.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-5,
+                                   atol=1e-7)
+        for key in ("exp_avg", "exp_avg_sq", "step"):
+            np.testing.assert_allclose(oc.state[p][key].numpy(), oe.state[q][key].numpy(),
+                                       rtol=1e-5, atol=1e-9)
+    assert _native_used(cf)
+    stored = [src for src in _kernel_sources(cf) if "computed into inputs" in src]
+    assert any(src.count("->") >= 3 for src in stored)   # one kernel, three targets
+
+
+def test_a_kernel_reading_a_view_of_its_target_does_not_write_into_it():
+    """Row 0 of ``p`` is read by every row of the loop that stores into ``p``: the kernel
+    must write a new array (eager computes from the old values)."""
+    def f(p, u):
+        p.add_(p[0] * u)
+        return u + 1
+
+    cf = compiler.compile(f)
+    pc, pe = torch.arange(16.0).reshape(4, 4), torch.arange(16.0).reshape(4, 4)
+    u = torch.full((4, 4), 0.5)
+    for _ in range(2):
+        cf(pc, u), f(pe, u)
+    compiler.wait()
+    for _ in range(3):
+        cf(pc, u), f(pe, u)
+        assert np.array_equal(pc.numpy(), pe.numpy())
