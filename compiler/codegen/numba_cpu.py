@@ -66,8 +66,8 @@ _BLAS_MODULES = ("eager.ops.linalg",)
 class Launch:
     """How a lowered fused node calls its kernel."""
 
-    __slots__ = ("contig", "fn", "index", "inplace", "inplace_fn", "name", "outs",
-                 "shape_arg", "source")
+    __slots__ = ("contig", "fn", "index", "inplace", "inplace_fn", "inplace_sig", "name",
+                 "outs", "shape_arg", "sig", "source")
 
     def __init__(self, index, fn, name, source, contig, outs, shape_arg=None):
         self.index = index
@@ -79,6 +79,7 @@ class Launch:
         self.shape_arg = shape_arg  # reductions: the loop shape, passed last
         self.inplace = None         # {output index: name of the input it overwrites}
         self.inplace_fn = None      # the kernel storing into those inputs (loops' ``into``)
+        self.sig = self.inplace_sig = None  # their Numba signatures (for :func:`_build`)
 
     def __repr__(self) -> str:
         return self.name
@@ -197,8 +198,9 @@ def _array_type(dt: np.dtype, ndim: int):
     return nbt.Array(numba.from_dtype(dt), ndim, "C")
 
 
-def _lower(node: Node, index: int, contiguous: set, parallel_min: int,
-           build: bool = True) -> tuple:
+def _lower(node: Node, index: int, contiguous: set, parallel_min: int) -> tuple:
+    """(kernel node, its Launch): the kernel module is loaded, not compiled (:func:`_build`
+    compiles it for a per-node program; a native function compiles it within)."""
     body = node.params["graph"]
     reduce = node.op is FusedReduction
     loop_shape = body.nodes[-1].inputs[0].shape if reduce else body.outputs[0].shape
@@ -221,15 +223,12 @@ def _lower(node: Node, index: int, contiguous: set, parallel_min: int,
     if reduce:
         shape_arg = tuple(int(d) for d in loop_shape)
         sig.append(nbt.UniTuple(nbt.int64, len(shape_arg)))
-    if build:  # else compiled only as part of a whole-trace function
-        compile_worker.compile(mod.kernel, tuple(sig))
     fn = mod.kernel
     if parallel:
-        if build:
-            compile_worker.compile(mod.kernel_par, tuple(sig))
         fn = Adaptive(mod.kernel, mod.kernel_par)
     name = f"{mod.__name__}.{'kernel + kernel_par' if parallel else 'kernel'}"
     launch = Launch(index, fn, name, source, contig, outs, shape_arg)
+    launch.sig = tuple(sig)
     params = dict(node.params)
     params["launch"] = launch
     op = FusedReduceKernel if reduce else FusedKernel
@@ -265,9 +264,9 @@ def _inplace_plan(nodes: list, i: int, inplace: dict, writes: Overwrites,
     return plan
 
 
-def _lower_all(graph: Graph, parallel_min: int, singleton_min, build: bool = True) -> tuple:
-    """(fused and lowered graph, kernels) of ``graph``; ``build``: compile each kernel
-    (else only their modules are loaded)."""
+def _lower_all(graph: Graph, parallel_min: int, singleton_min) -> tuple:
+    """(fused and lowered graph, kernels) of ``graph``; their modules are loaded, not
+    compiled (:func:`_build`)."""
     fused = fuse(graph, CPU, singleton_min)
     if any(getattr(n.op, "__module__", "") in _BLAS_MODULES for n in fused.nodes):
         parallel_min = max(parallel_min, BLAS_PARALLEL_MIN)
@@ -277,7 +276,7 @@ def _lower_all(graph: Graph, parallel_min: int, singleton_min, build: bool = Tru
     k = 0
     for n in fused.nodes:
         if n.op is FusedElementwise or n.op is FusedReduction:
-            n, launch = _lower(n, k, contiguous, parallel_min, build)
+            n, launch = _lower(n, k, contiguous, parallel_min)
             k += 1
             kernels.append((launch.name, launch.source))
             if len(launch.outs) == 1 or n.op is FusedReduceKernel:
@@ -290,11 +289,11 @@ def _lower_all(graph: Graph, parallel_min: int, singleton_min, build: bool = Tru
     return Graph(fused.inputs, new_nodes, fused.outputs), kernels
 
 
-def _mark_inplace(lowered: Graph, inplace, build: bool = True) -> list:
+def _mark_inplace(lowered: Graph, inplace) -> list:
     """Mark the kernels that compute write-backs into their targets
-    (:func:`_inplace_plan`), each with a variant of its kernel storing into those inputs;
-    returns their (name, source).  ``build``: compile them (else they compile as part of
-    a native function)."""
+    (:func:`_inplace_plan`), each with a variant of its kernel storing into those inputs
+    (compiled by :func:`_build`, or as part of a native function); returns their (name,
+    source)."""
     nodes = lowered.nodes
     if not inplace:
         return []
@@ -316,18 +315,26 @@ def _mark_inplace(lowered: Graph, inplace, build: bool = True) -> list:
                for v, c in zip(n.inputs, L.contig)]
         sig += [_array_type(v.dtype, len(v.shape))
                 for m, v in enumerate(body.outputs) if m not in into]
-        sig = tuple(sig)
-        if build:
-            compile_worker.compile(mod.kernel, sig)
         fn = mod.kernel
         if isinstance(L.fn, Adaptive):
-            if build:
-                compile_worker.compile(mod.kernel_par, sig)
             fn = Adaptive(mod.kernel, mod.kernel_par)
         L.inplace = {m: f"v{n.inputs[j].id}" for m, j in into.items()}
-        L.inplace_fn = fn
+        L.inplace_fn, L.inplace_sig = fn, tuple(sig)
         made.append((f"{mod.__name__}.kernel", source))
     return made
+
+
+def _build(lowered: Graph) -> None:
+    """Compile each kernel of a per-node program: the variant storing into its inputs for
+    a write-back kernel (its plain form, for a target that is not a contiguous writeable
+    array, compiles at such a call, if one ever comes), else the kernel."""
+    for n in lowered.nodes:
+        L = n.params.get("launch") if n.op in (FusedKernel, FusedReduceKernel) else None
+        if L is None:
+            continue
+        fn, sig = (L.inplace_fn, L.inplace_sig) if L.inplace else (L.fn, L.sig)
+        for dispatcher in (fn.fns if isinstance(fn, Adaptive) else (fn,)):
+            compile_worker.compile(dispatcher, sig)
 
 
 def _native(graph: Graph, name: str, parallel_min: int, inplace):
@@ -342,8 +349,8 @@ def _native(graph: Graph, name: str, parallel_min: int, inplace):
                for n in graph.nodes):
         return None  # elementwise only: the fused kernels are the whole program already
     try:
-        lowered, kernels = _lower_all(graph, parallel_min, 0, build=False)
-        kernels += _mark_inplace(lowered, inplace, build=False)
+        lowered, kernels = _lower_all(graph, parallel_min, 0)
+        kernels += _mark_inplace(lowered, inplace)
         if not native_cpu.inplace_safe(lowered):
             for n in lowered.nodes:
                 if n.op is FusedKernel:
@@ -381,6 +388,7 @@ def numba_program(graph: Graph, name: str = "graph", *,
     lowered, kernels = _lower_all(graph, parallel_min, singleton_min)
     new_nodes = lowered.nodes
     kernels += _mark_inplace(lowered, inplace)
+    _build(lowered)
     prog = python_program(lowered, name)
     out = CompiledGraph(prog.fn, prog._source, kernels)
     out.writes_inputs = any(n.params["launch"].inplace is not None for n in new_nodes
