@@ -130,8 +130,57 @@ def _binary(f, name):
     return op, rop
 
 
+def _dense(a: np.ndarray) -> bool:
+    """Whether ``a``'s elements fill one block of memory, in any order of dimensions
+    (PyTorch's ``is_non_overlapping_and_dense``)."""
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        return True
+    expected = a.itemsize
+    for stride, size in sorted((abs(st), sz) for st, sz in zip(a.strides, a.shape)
+                               if sz != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _check_overlap(self: Tensor, args) -> None:
+    """PyTorch's refusal of an in-place op whose input lies partly over the memory it
+    writes (``a.add_(a.t())``, ``a.mul_(a[0])``): the result would depend on the order in
+    which elements are written.  As PyTorch (``get_overlap_status``): the same elements
+    with the same strides are fine, and so are tensors not dense in memory (too hard to
+    tell, PyTorch does not refuse them either)."""
+    d = self._data
+    if type(d) is not np.ndarray:
+        return
+    root = d if d.base is None else d.base
+    for a in args:
+        if not isinstance(a, Tensor):
+            continue
+        o = a._data
+        if o is d or type(o) is not np.ndarray or (o if o.base is None else o.base) is not root \
+                or not o.size or not d.size or not _dense(o) or not _dense(d):
+            continue
+        ob, db = o.__array_interface__["data"][0], d.__array_interface__["data"][0]
+        ob, db = ob + min(0, *_offsets(o)), db + min(0, *_offsets(d))   # lowest address
+        oe, de = ob + o.nbytes, db + d.nbytes
+        if (ob, oe) == (db, de) and o.strides == d.strides:
+            continue
+        if ob < de and db < oe:
+            raise RuntimeError("unsupported operation: some elements of the input tensor and "
+                               "the written-to tensor refer to a single memory location. "
+                               "Please clone() the tensor before performing the operation.")
+
+
+def _offsets(a: np.ndarray) -> list:
+    """Byte offsets of ``a``'s last element along each negative stride (from its data
+    pointer to the lowest address it reaches)."""
+    return [st * (sz - 1) for st, sz in zip(a.strides, a.shape) if st < 0] or [0]
+
+
 def _inplace_method(f, name, ufunc=None):
     def m(self, *args, **kwargs):
+        _check_overlap(self, args)
         if ufunc is not None and len(args) == 1 and not kwargs and \
                 _fast_inplace(self, ufunc, args[0]):
             return self
