@@ -10,6 +10,8 @@ and on Python values (``Module.training``, ``lr``) are checked per trace: see
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from eager._state import STATE
@@ -177,6 +179,10 @@ def _name(path, names) -> str:
     return label + "".join(f"[{p}]" for p in path[1:])
 
 
+def _gone():
+    return None
+
+
 class Preconditions:
     """Per-trace guards checked before replay: lifted tensors' metadata, ``.grad`` state
     at entry, Python values declared by eager (``guarded``), the Python state the trace
@@ -228,9 +234,14 @@ class Preconditions:
         same = []
         for k, ((t, shape, dtype, rg), storage) in enumerate(zip(self.lifted,
                                                                   self.lifted_storage)):
+            # (a weak reference: a trace must not keep an array the tensor let go of)
+            try:
+                ref = weakref.ref(t._data)
+            except TypeError:  # a storage without weak references: always the full check
+                ref = _gone
             env.update({f"L{k}": t, f"S{k}": storage, f"SH{k}": shape, f"DT{k}": dtype,
-                        f"RG{k}": rg, f"D{k}": t._data})
-            same.append(f"L{k}._data is D{k}")
+                        f"RG{k}": rg, f"D{k}": ref})
+            same.append(f"L{k}._data is D{k}()")
         if same:
             body.append(f"same = {' and '.join(same)}")
             body.append("if not same:")

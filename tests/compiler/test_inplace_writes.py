@@ -150,6 +150,26 @@ def test_a_lifted_tensor_given_a_new_array_replays_against_it():
     assert cf.stats()["traces"] == 2
 
 
+def test_a_trace_does_not_keep_an_array_its_tensor_let_go_of():
+    import gc
+    import weakref
+
+    w = torch.ones(1000)
+
+    def f(x):
+        return x * w
+
+    cf = compile(f, backend="python")
+    x = torch.ones(1000)
+    for _ in range(3):
+        cf(x)
+    old = weakref.ref(w._data)
+    w.data = torch.zeros(1000)
+    gc.collect()
+    assert old() is None
+    assert np.array_equal(cf(x).numpy(), np.zeros(1000, np.float32))
+
+
 def test_an_argument_viewing_a_lifted_tensor_written_in_place_retraces():
     w = torch.zeros(4)
 

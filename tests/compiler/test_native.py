@@ -440,6 +440,21 @@ def test_native_matrix_products_equal_eagers_bit_for_bit(dtype):
     assert "B.matmul(" in cf.explain().traces[0]["graph"]
 
 
+def _classifier_step(optimizer, **kw):
+    """(training step, model, optimizer) of a small classifier, the same each call."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 3))
+    opt = optimizer(model.parameters(), **kw)
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step, model, opt
+
+
 def _kernel_sources(cf):
     return [src for t in cf.explain().traces for _name, src in t["kernels"]]
 
@@ -447,20 +462,8 @@ def _kernel_sources(cf):
 def test_optimizer_updates_run_kernels_that_store_into_the_parameters():
     """A write-back kernel's variant stores into its input itself (one array for loads
     and stores, which LLVM vectorizes); the native step calls it with no output array."""
-    def make():
-        torch.manual_seed(0)
-        model = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 3))
-        opt = torch.optim.SGD(model.parameters(), lr=0.1)
-
-        def step(x, y):
-            opt.zero_grad()
-            loss = nn.functional.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss
-        return step, model
-
-    (fc, mc), (fe, me) = make(), make()
+    (fc, mc, _), (fe, me, _) = _classifier_step(torch.optim.SGD, lr=0.1), \
+        _classifier_step(torch.optim.SGD, lr=0.1)
     cf = compiler.compile(fc)
     x, y = torch.randn(6, 5), torch.randint(0, 3, (6,))
     for _ in range(3):
@@ -502,20 +505,8 @@ def test_a_kernel_computing_into_a_strided_target_writes_a_new_array():
 def test_adam_stores_each_state_tensor_and_the_parameter_into_itself():
     """Adam's fused update has several outputs (exp_avg, exp_avg_sq, the parameter), each
     stored into the tensor it replaces: the native step returns none of them."""
-    def make():
-        torch.manual_seed(0)
-        model = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 3))
-        opt = torch.optim.Adam(model.parameters(), lr=0.01, capturable=True)
-
-        def step(x, y):
-            opt.zero_grad()
-            loss = nn.functional.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss
-        return step, model, opt
-
-    (fc, mc, oc), (fe, me, oe) = make(), make()
+    (fc, mc, oc), (fe, me, oe) = [_classifier_step(torch.optim.Adam, lr=0.01,
+                                                   capturable=True) for _ in range(2)]
     cf = compiler.compile(fc)
     x, y = torch.randn(6, 5), torch.randint(0, 3, (6,))
     for _ in range(3):
