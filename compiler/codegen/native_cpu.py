@@ -264,7 +264,9 @@ def _sum_like(n, w: Writer, dims: tuple, out_shape: tuple, divide: bool):
         count = int(np.prod([shape[k] for k in summed])) if summed else 1
         if not count:
             raise Unsupported("the mean of nothing")
-        w.lines.append(f"{acc} = {acc} / np.float64({count})")
+        # (in place: a 0-d array divided by a number is a number in Numba, not an array)
+        w.lines.append(f"{acc}[()] = {acc}[()] / np.float64({count})" if not acc_shape
+                       else f"{acc} = {acc} / np.float64({count})")
     w.define(n.out, f"{acc}.astype({_dt(n.out.dtype)}).reshape({tuple(out_shape)!r})")
 
 

@@ -39,10 +39,12 @@ def trusted_file(filename: str) -> bool:
     if t is None:
         if filename.startswith("<"):
             t = filename.startswith(_TRUSTED_FROZEN)
-        else:
-            full = os.path.realpath(os.path.abspath(filename))
-            t = full.startswith(_TRUSTED_DIRS) or any(p in full for p in _TRUSTED_PKGS) \
-                or bool(_GENERATED.search(full))
+        else:  # (the path as given first: realpath costs a system call per component)
+            t = filename.startswith(_TRUSTED_DIRS) or any(p in filename for p in _TRUSTED_PKGS)
+            if not t:
+                full = os.path.realpath(os.path.abspath(filename))
+                t = full.startswith(_TRUSTED_DIRS) or any(p in full for p in _TRUSTED_PKGS) \
+                    or bool(_GENERATED.search(full))
         _TRUSTED[filename] = t
     return t
 

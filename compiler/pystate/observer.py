@@ -89,13 +89,13 @@ _CODE_INFO: dict = {}
 
 
 def _code_info(code):
-    info = _CODE_INFO.get(code)
-    if info is None:
+    info = _CODE_INFO.get(id(code))  # (by id: a code object hashes all its bytecode)
+    if info is None or info[0] is not code:
         instrs = {i.offset: i for i in dis.get_instructions(code)}
         handlers = {e.target: e.depth + (1 if e.lasti else 0)
                     for e in dis._parse_exception_table(code)}
-        info = _CODE_INFO[code] = (instrs, handlers)
-    return info
+        info = _CODE_INFO[id(code)] = (code, instrs, handlers)
+    return info[1], info[2]
 
 
 class Observer:
@@ -120,8 +120,8 @@ class Observer:
         self._installed = False
         self._prev = None
         # code run asynchronously (garbage-collector callbacks, finalizers) is not the call's
-        self._async = {getattr(getattr(cb, "__func__", cb), "__code__", None)
-                       for cb in gc.callbacks}
+        self._async = {id(c): c for c in (getattr(getattr(cb, "__func__", cb), "__code__", None)
+                                          for cb in gc.callbacks) if c is not None}
 
     # -- installation ----------------------------------------------------------------
     def __enter__(self):
@@ -192,9 +192,9 @@ class Observer:
 
     def _watch(self, frame) -> bool:
         code = frame.f_code
-        if code in self._async:
+        if self._async.get(id(code)) is code:
             return False
-        if code.co_name == "__del__" or code in _op_codes():
+        if code.co_name == "__del__" or _op_codes().get(id(code)) is code:
             _NEVER_WATCHED[id(code)] = code
             return False
         if not trusted_file(code.co_filename):
@@ -440,7 +440,8 @@ _MODULE_LAYER: dict = {}
 def _module_layer(filename: str) -> bool:
     t = _MODULE_LAYER.get(filename)
     if t is None:
-        t = _MODULE_LAYER[filename] = os.path.realpath(filename).startswith(_NN_DIR)
+        t = _MODULE_LAYER[filename] = (filename if filename.startswith(_NN_DIR) else
+                                       os.path.realpath(filename)).startswith(_NN_DIR)
     return t
 
 
@@ -453,17 +454,18 @@ def _in_key(src) -> bool:
 _OP_CODES: dict = {}
 
 
-def _op_codes() -> set:
-    """Code of every op's forward and backward (eager's op classes, and ones users define):
-    called by dispatch with arrays, they are eager's machinery, not Python state."""
+def _op_codes() -> dict:
+    """Code of every op's forward and backward (eager's op classes, and ones users define),
+    by id (a code object hashes its whole bytecode and constants each time): called by
+    dispatch with arrays, they are eager's machinery, not Python state."""
     from eager.ops.base import OPS
     if _OP_CODES.get("n") != len(OPS):
-        codes = set()
+        codes = {}
         for op in OPS.values():
             for fn in (op.forward, op.backward):
                 code = getattr(fn, "__code__", None)
                 if code is not None:
-                    codes.add(code)
+                    codes[id(code)] = code
         _OP_CODES["n"], _OP_CODES["codes"] = len(OPS), codes
     return _OP_CODES["codes"]
 

@@ -543,3 +543,23 @@ def test_a_kernel_reading_a_view_of_its_target_does_not_write_into_it():
     for _ in range(3):
         cf(pc, u), f(pe, u)
         assert np.array_equal(pc.numpy(), pe.numpy())
+
+
+def test_the_mean_of_a_zero_d_value_has_native_code(caplog):
+    """A 0-d mean divided a 0-d accumulator by its count, which Numba makes a number, so
+    building the trace failed (found by a random program; it ran the per-node program)."""
+    def f(a, w):
+        s = (a @ w).sum()
+        return s.mean() * 2.0, s * 3.0
+
+    cf = compiler.compile(f)
+    a, w = torch.randn(4, 3), torch.randn(3, 2)
+    with caplog.at_level("WARNING", logger="dyngraph"):
+        for _ in range(2):
+            cf(a, w)
+        compiler.wait()
+        for _ in range(2):
+            for g, e in zip(cf(a, w), f(a, w)):   # (native sums accumulate in float64)
+                np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-6)
+    assert not [r for r in caplog.records if "failed to build" in r.getMessage()]
+    assert _forward_native(cf)
