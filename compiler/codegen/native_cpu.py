@@ -6,9 +6,9 @@ Why
     program spends about as long in ~40 Python-level calls (op forwards with their
     checks, kernel dispatches, allocations) as NumPy spends computing.  Here the whole
     trace — fused elementwise kernels, BLAS matrix products (NumPy's own BLAS, called as
-    ``np.matmul`` calls it: :mod:`runtime.cpu.blas`), reductions, log-softmax and the NLL loss with their gradients — is
-    one compiled function: Numba's dispatcher unboxes the inputs once and every step in
-    between is native.
+    ``np.matmul`` calls it: :mod:`runtime.cpu.blas`), reductions, log-softmax and the NLL
+    loss with their gradients — is one compiled function: Numba's dispatcher unboxes the
+    inputs once and every step in between is native.
 
 What is native (:data:`EMITTERS`)
     Fused kernels (called from the trace: the kernel modules of :mod:`.numba_cpu`, so the

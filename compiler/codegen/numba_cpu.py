@@ -51,8 +51,8 @@ from .. import log
 from ..ir import Graph, Node
 from ..passes.fusion import FusedElementwise, FusedReduction, TupleGet, fuse, fusible
 from . import native_cpu
-from .inplace import Overwrites
 from .core import core_source
+from .inplace import Overwrites
 from .pysource import CompiledGraph, python_program
 
 #: in a program that also calls BLAS, kernels go parallel only from this size: BLAS and

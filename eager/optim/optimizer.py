@@ -261,7 +261,7 @@ def _signature_test(opt, sig: tuple):
         if tuple(map(id, params)) != pids:
             return lambda: False
         env[f"PS{i}"] = list(params)
-        body += [f"ps = g['params']", f"if len(ps) != {len(params)}: return False"]
+        body += ["ps = g['params']", f"if len(ps) != {len(params)}: return False"]
         body += [f"if ps[{k}] is not PS{i}[{k}]: return False" for k in range(len(params))]
     body += ["st = opt.state", f"if len(st) != {len(state)}: return False"]
     keys = {id(p): p for p in opt.state}
