@@ -152,6 +152,43 @@ def _float_elementwise(n, same: bool = True) -> bool:
                else type(a) in (int, float) for a in n.inputs)
 
 
+def _inline(n, ins: list) -> list | None:
+    """The lines of node ``n`` as the NumPy calls its forward makes for these static
+    shapes and dtypes, without the forward's own call and checks (None: call the
+    forward).  Each form is exactly what the op's ``forward`` computes in that case."""
+    name, out, a = n.op.name, n.out, n.inputs
+    if out.device != "cpu" or any(type(v) is Value and v.device != "cpu" for v in a):
+        return None
+    o = f"v{out.id}"
+    if name in ("linear", "matmul"):
+        x, w = a[0], a[1]
+        b = a[2] if len(a) > 2 else None
+        if type(x) is not Value or type(w) is not Value or len(x.shape) != 2 \
+                or len(w.shape) != 2 or x.dtype != w.dtype or x.dtype.kind != "f":
+            return None
+        if name == "matmul":
+            return [f"{o} = __matmul({ins[0]}, {ins[1]})"]
+        if b is None:
+            return [f"{o} = __matmul({ins[0]}, {ins[1]}.T)"]
+        if type(b) is not Value or b.dtype != x.dtype or len(b.shape) != 1 \
+                or b.shape[0] != w.shape[0]:
+            return None
+        return [f"{o} = __matmul({ins[0]}, {ins[1]}.T)", f"__add({o}, {ins[2]}, out={o})"]
+    if name == "relu" and type(a[0]) is Value and a[0].dtype.kind == "f":
+        return [f"{o} = __maximum({ins[0]}, 0)"]
+    if name == "permute" and type(a[0]) is Value:
+        return [f"{o} = {ins[0]}.transpose({tuple(n.params['dims'])!r})"]
+    if name == "sum_to" and type(a[0]) is Value and a[0].device == "cpu":
+        src, shape = tuple(a[0].shape), tuple(n.params["shape"])
+        if src == shape:
+            return [f"{o} = {ins[0]}"]
+        lead = len(src) - len(shape)
+        axes = tuple(range(lead)) + tuple(i + lead for i, d in enumerate(shape)
+                                          if d == 1 and src[i + lead] != 1)
+        return [f"{o} = {ins[0]}.sum(axis={axes!r}, keepdims=True).reshape({shape!r})"]
+    return None
+
+
 def _write_plan(graph: Graph, inplace: dict | None, scalar: set) -> dict:
     """Node index -> the input Value whose array that node's output is computed into: a
     write-back whose old contents nothing later reads (:class:`.inplace.Overwrites`),
@@ -183,7 +220,8 @@ def python_program(graph: Graph, name: str = "graph", inplace=None) -> CompiledG
     """``inplace``: output value id -> the input Value it replaces (write-backs), computed
     into that input's array where :func:`_write_plan` allows."""
     glb = {"__GuardFailed": GuardFailed, "__outcome": outcome,
-           "__asarray": np.asarray, "__ndarray": np.ndarray, "__sqrt": np.sqrt}
+           "__asarray": np.asarray, "__ndarray": np.ndarray, "__sqrt": np.sqrt,
+           "__matmul": np.matmul, "__add": np.add, "__maximum": np.maximum}
     scalar = {n.out.id for n in graph.nodes if _scalar_node(n)}
     # values that may stay NumPy scalars: every use is 0-d arithmetic, none is returned
     users: dict = {}
@@ -256,6 +294,12 @@ def python_program(graph: Graph, name: str = "graph", inplace=None) -> CompiledG
         if dst is not None:  # computed into the input it replaces
             glb[f"u{k}"] = _UFUNCS[n.op.name]
             lines.append(f"    {out} = u{k}({', '.join(ins)}, out={names[dst.id]})")
+            continue
+        inline = _inline(n, ins) if on_cpu else None
+        if inline is not None:
+            lines.extend("    " + ln for ln in inline)
+            if not n.out.shape:  # NumPy returns 0-d results as scalars
+                lines.append(f"    if type({out}) is not __ndarray: {out} = __asarray({out})")
             continue
         call_args = ", ".join(ins)
         call = f"{fname}({', '.join([call_args] + params) if call_args else ', '.join(params)})"

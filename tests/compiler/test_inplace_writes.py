@@ -5,6 +5,7 @@ replays equal eager, and every change those guards stand for still retraces."""
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -74,7 +75,7 @@ def test_adam_updates_are_computed_into_parameters_and_state():
     assert replayed.writes_inputs
     # 4 parameters, each with exp_avg, exp_avg_sq and itself through a ufunc's out=,
     # and its 0-d step count stored in place
-    assert replayed.source.count(", out=v") == 12
+    assert len(re.findall(r"= u\d+\(.*, out=v", replayed.source)) == 12
     assert replayed.source.count("[()] = ") == 4
 
 

@@ -81,3 +81,41 @@ def test_promotion_decided_statically_equals_eager():
     args = (torch.tensor([1, 2, 3]), torch.tensor([0.5, -1.5, 2.0]),
             torch.tensor(0.1, dtype=torch.float64), torch.tensor([1.5, 2.5], dtype=torch.float16))
     _run_both(mixed, args, args)
+
+
+def mlp_pieces(x, w1, b1, w2, g):
+    """A linear layer with and without bias, matmul, relu, a transpose and the sums that
+    reduce broadcast gradients: written as NumPy calls, without the ops' forwards."""
+    h = torch.nn.functional.relu(torch.nn.functional.linear(x, w1, b1))
+    y = torch.nn.functional.linear(h, w2)
+    gw = g.t() @ h
+    gb = (g * 1.0).sum(dim=0)
+    return y, gw, gb, h.t().contiguous()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_inline_layers_equal_eager_bit_for_bit(dtype):
+    rng = np.random.default_rng(0)
+    calls = []
+    for k in range(4):
+        x, w1, b1, w2, g = (torch.tensor(rng.standard_normal(s)).to(dtype)
+                            for s in ((5, 3), (4, 3), (4,), (2, 4), (5, 2)))
+        calls.append((x, w1, b1, w2, g))
+    cf = _run_both(mlp_pieces, *calls)
+    assert cf.stats()["hits"] == len(calls) - 1
+    src = str(cf.explain())
+    assert "__matmul(" in src and "__maximum(" in src and ".transpose(" in src
+
+
+def test_inline_relu_of_a_zero_d_value_is_an_array():
+    """np.maximum of a 0-d array is a NumPy scalar: the program makes it an array as the
+    forward's dispatch does (found by a random program)."""
+    def f(x):
+        return torch.relu(x), torch.relu(-x)
+
+    cf = _run_both(f, *[(torch.tensor(v),) for v in (1.5, -2.0, 0.0)])
+    x = torch.tensor(3.0, requires_grad=True)
+    a, b = cf(x)
+    assert type(a._data) is np.ndarray and type(b._data) is np.ndarray
+    (a * 2 + b).backward()
+    assert x.grad.item() == 2.0
