@@ -335,10 +335,10 @@ class Softmax(Op):
         if a.ndim == 0:
             return np.ones_like(a)
         if a.size:
-            m = np.amax(a, axis=dim, keepdims=True)
+            m = a.max(axis=dim, keepdims=True)  # (methods: np.amax/np.sum add ~1 us)
             if np.isfinite(m).all():  # nothing can warn (see LogSoftmax)
                 e = np.exp(a - m)
-                return np.divide(e, np.sum(e, axis=dim, keepdims=True), out=e)
+                return np.divide(e, e.sum(axis=dim, keepdims=True), out=e)
         with _quiet_if_nonfinite(a):
             z, _ = _shifted(a, dim)
             e = np.exp(z)
@@ -360,10 +360,10 @@ class LogSoftmax(Op):
         if a.ndim == 0:
             return np.zeros_like(a)
         if a.size:
-            m = np.amax(a, axis=dim, keepdims=True)
+            m = a.max(axis=dim, keepdims=True)  # (methods: np.amax/np.sum add ~1 us)
             if np.isfinite(m).all():  # no nan or +inf in a; a -inf gives exp(-inf) = 0
                 z = a - m             # (nothing can warn: the checks below are not needed)
-                lse = np.log(np.sum(np.exp(z), axis=dim, keepdims=True))
+                lse = np.log(np.exp(z).sum(axis=dim, keepdims=True))
                 return np.subtract(z, lse, out=z)
         with _quiet_if_nonfinite(a):
             z, _ = _shifted(a, dim)
