@@ -178,7 +178,7 @@ def _inline(n, ins: list) -> list | None:
         return [f"{o} = __maximum({ins[0]}, 0)"]
     if name == "permute" and type(a[0]) is Value:
         return [f"{o} = {ins[0]}.transpose({tuple(n.params['dims'])!r})"]
-    if name == "sum_to" and type(a[0]) is Value and a[0].device == "cpu":
+    if name == "sum_to" and type(a[0]) is Value:
         src, shape = tuple(a[0].shape), tuple(n.params["shape"])
         if src == shape:
             return [f"{o} = {ins[0]}"]
