@@ -22,9 +22,11 @@ How
 Which call
     NumPy's ``matmul`` loop (``numpy/_core/src/umath/matmul.c.src``) calls ``cblas_?gemm``
     in row-major order, each operand transposed or not by its layout, when no dimension
-    is 1 (then it calls ``gemv``) and the operands are not one matrix and its transpose
-    (then ``syrk``).  :func:`matmul` makes that call in that case and leaves the others
-    to ``np.dot``.
+    is 1, and ``cblas_?syrk`` (then copies the upper triangle down) when the operands are
+    one matrix and its transpose.  :func:`matmul` makes those two calls in those cases.
+    Where a dimension is 1 or 0 NumPy calls ``gemv``/``dot`` or its own loop, and
+    :func:`matmul` leaves the product to ``np.dot``: SciPy's OpenBLAS gives NumPy's bits
+    there on the wheels we test (``tests/runtime/test_blas.py`` checks it).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import os
 
 import numpy as np
 
-_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+_ROW_MAJOR, _NO_TRANS, _TRANS, _UPPER = 101, 111, 112, 121
 
 
 def _numpy_blas():
@@ -65,9 +67,10 @@ def _register() -> bool:
         lib = ctypes.CDLL(path)  # the library NumPy loaded: the same handle
         import llvmlite.binding as llvm
         for kind in "sd":
-            fn = getattr(lib, f"scipy_cblas_{kind}gemm{suffix}")
-            llvm.add_symbol(f"dyngraph_cblas_{kind}gemm",
-                            ctypes.cast(fn, ctypes.c_void_p).value)
+            for routine in ("gemm", "syrk"):
+                fn = getattr(lib, f"scipy_cblas_{kind}{routine}{suffix}")
+                llvm.add_symbol(f"dyngraph_cblas_{kind}{routine}",
+                                ctypes.cast(fn, ctypes.c_void_p).value)
     except (OSError, AttributeError):
         return False
     return True
@@ -88,8 +91,15 @@ def _gemm_type(real):
     return _nt.void(i32, i32, i32, _int, _int, _int, real, p, _int, p, _int, real, p, _int)
 
 
+def _syrk_type(real):
+    i32, p = _nt.int32, _nt.intp
+    return _nt.void(i32, i32, i32, _int, _int, real, p, _int, real, p, _int)
+
+
 _sgemm = _nt.ExternalFunction("dyngraph_cblas_sgemm", _gemm_type(_nt.float32))
 _dgemm = _nt.ExternalFunction("dyngraph_cblas_dgemm", _gemm_type(_nt.float64))
+_ssyrk = _nt.ExternalFunction("dyngraph_cblas_ssyrk", _syrk_type(_nt.float32))
+_dsyrk = _nt.ExternalFunction("dyngraph_cblas_dsyrk", _syrk_type(_nt.float64))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -113,10 +123,22 @@ def _matmul_numpy_blas(a, b):
     n = b.shape[1]
     ta, lda = _layout(a)
     tb, ldb = _layout(b)
-    if m <= 1 or n <= 1 or k == 0 or ta == 0 or tb == 0 or (
-            a.ctypes.data == b.ctypes.data and m == n and ta != tb):
-        return np.dot(a, b)   # NumPy calls gemv or syrk here: not the same call
+    if m <= 1 or n <= 1 or k == 0 or ta == 0 or tb == 0:
+        return np.dot(a, b)   # NumPy calls gemv or its own loops here (module docstring)
     out = np.empty((m, n), a.dtype)
+    if a.ctypes.data == b.ctypes.data and m == n and ta != tb and \
+            a.strides[0] == b.strides[1] and a.strides[1] == b.strides[0]:
+        # a matrix times its own transpose: NumPy's syrk fills the upper triangle
+        if a.itemsize == 4:
+            _ssyrk(_ROW_MAJOR, _UPPER, ta, n, k, np.float32(1.0), a.ctypes.data, lda,
+                   np.float32(0.0), out.ctypes.data, n)
+        else:
+            _dsyrk(_ROW_MAJOR, _UPPER, ta, n, k, 1.0, a.ctypes.data, lda, 0.0,
+                   out.ctypes.data, n)
+        for i in range(n):
+            for j in range(i + 1, n):
+                out[j, i] = out[i, j]
+        return out
     if a.itemsize == 4:  # float32 (the dtype itself does not compare in njit code)
         _sgemm(_ROW_MAJOR, ta, tb, m, n, k, np.float32(1.0), a.ctypes.data, lda,
                b.ctypes.data, ldb, np.float32(0.0), out.ctypes.data, n)

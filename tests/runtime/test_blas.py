@@ -51,12 +51,28 @@ def test_matmul_equals_numpy_bit_for_bit(dtype, layout, m, k, n):
     assert np.array_equal(got, want)
 
 
-def test_a_matrix_times_its_own_transpose_equals_numpy():
-    """NumPy computes ``a @ a.T`` with syrk: matmul leaves it to np.dot, whose values are
-    then those of a product (the test checks it is not a wrong one)."""
-    a = np.random.default_rng(0).standard_normal((20, 30)).astype(np.float32)
-    got, want = _b_t(a, a), a @ a.T
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+@pytest.mark.regression("a @ a.T went to np.dot (gemm) while NumPy calls syrk: other bits")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m, k", [(20, 30), (5, 784), (100, 2)])
+def test_a_matrix_times_its_own_transpose_equals_numpy(dtype, m, k):
+    """NumPy computes ``a @ a.T`` and ``a.T @ a`` with syrk: so does matmul."""
+    a = np.random.default_rng(m + k).standard_normal((m, k)).astype(dtype)
+    assert np.array_equal(_b_t(a, a), a @ a.T)
+    assert np.array_equal(_a_t(a, a), a.T @ a)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m, k, n", [(1, 784, 256), (1, 37, 129), (256, 784, 1), (1, 1000, 1),
+                                     (64, 1, 64), (1, 1, 64), (64, 1, 1)])
+def test_products_with_a_dimension_of_one_equal_numpy(dtype, m, k, n):
+    """Vector-matrix, matrix-vector, dot and outer products (batch-1 ``Linear``, a GRU cell on
+    one sequence): np.dot's results are NumPy's, bit for bit."""
+    rng = np.random.default_rng(m + k + n)
+    a = rng.standard_normal((m, k)).astype(dtype)
+    b = rng.standard_normal((k, n)).astype(dtype)
+    bt = np.ascontiguousarray(b.T)
+    assert np.array_equal(_plain(a, b), a @ b)
+    assert np.array_equal(_b_t(a, bt), a @ bt.T)
 
 
 def test_numpy_blas_is_found_on_numpys_wheels():
