@@ -36,8 +36,16 @@ class Regions:
         finally:
             STATE.regions = saved
 
-    def summary(self) -> list:
-        return [(type(m).__name__, cf.stats()) for m, cf in self.compiled.items()]
+    def summary(self, prefix: str = "") -> list:
+        """(name, stats) of each region, and of the regions inside a region that itself
+        reached ``max_traces`` (named ``outer/inner``)."""
+        out = []
+        for m, cf in list(self.compiled.items()):
+            name = prefix + type(m).__name__
+            out.append((name, cf.stats()))
+            if cf._regions is not None:
+                out += cf._regions.summary(name + "/")
+        return out
 
 
 class _Call:

@@ -25,6 +25,17 @@ class _State:
 STATE = _State()
 
 
+def region_router():
+    """Where ``Module.__call__`` hands a module call: the compiled-regions router of a
+    compiled function running its body eagerly, or None (no router, or a trace is being
+    recorded: the module's ops go into that trace).  A function here, not reads in
+    ``Module.__call__``, so the compiler's observer does not guard on these slots: a
+    region tracing a module with submodules would otherwise guard on its own tracer and
+    never replay."""
+    regions = STATE.regions
+    return regions if regions is not None and STATE.tracer is None else None
+
+
 def guarded(where: str, getter):
     """Read a Python value that a compiled trace must not bake in silently.
 

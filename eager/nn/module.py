@@ -19,7 +19,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .. import dtypes as _dt
-from .._state import STATE
+from .._state import region_router
 from ..autograd.grad_mode import no_grad
 from ..dtypes import is_float as _isf
 from ..tensor import Tensor
@@ -109,8 +109,8 @@ class Module:
                                   '"forward" function')
 
     def __call__(self, *args, **kwargs):
-        regions = STATE.regions
-        if regions is not None and STATE.tracer is None:  # a compiled region of its own
+        regions = region_router()
+        if regions is not None:  # a compiled region of its own
             return regions(self, args, kwargs)
         if self._forward_pre_hooks or self._forward_hooks:
             return self._call_with_hooks(args, kwargs)

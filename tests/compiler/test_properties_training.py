@@ -1,13 +1,16 @@
 """Property-based: random training programs, compiled and eager, stay equal step after step
 while the training loop changes its Python state between steps.
 
-A program is a small MLP (random widths, activation, optional dropout and layer norm), a loss
+A program is a small MLP (random widths, activation, optional dropout and layer norm) or a
+recurrent cell (RNN, GRU, LSTM) looped over a sequence whose length changes with the batch
+(so traces diverge and, past ``max_traces``, each module call is compiled on its own), a loss
 (cross-entropy or MSE), an optimizer (SGD with or without momentum, Nesterov and weight
 decay, Adam, AdamW, AMSGrad, RMSprop, Adagrad) and a pattern: the whole step compiled
 (``zero_grad``, forward, ``backward``, optional gradient clipping, ``step`` in one function)
 or the model compiled with ``backward`` and ``step`` outside.  Between steps the plan does
 what training loops do: change ``lr``, ``weight_decay`` or ``momentum`` in the param group,
-step a scheduler, toggle ``train()``/``eval()``, change the batch size, skip ``zero_grad``
+step a scheduler, toggle ``train()``/``eval()``, change the batch size or the sequence
+length, skip ``zero_grad``
 (gradient accumulation), freeze or unfreeze a parameter, edit a weight in place under
 ``no_grad``, or read ``loss.item()``.
 
@@ -29,7 +32,7 @@ from eager.nn import functional as F
 
 OPTIMIZERS = ["sgd", "momentum", "nesterov", "sgd_wd", "adam", "adamw", "amsgrad", "rmsprop",
               "adagrad"]
-CHANGES = ["none", "lr", "weight_decay", "momentum", "sched", "train_eval", "batch",
+CHANGES = ["none", "lr", "weight_decay", "momentum", "sched", "train_eval", "batch", "length",
            "accumulate", "freeze", "edit", "item"]
 RTOL = {"float32": 2e-4, "float64": 1e-9}
 
@@ -54,12 +57,30 @@ def make_optimizer(name, params):
     return torch.optim.Adagrad(params, lr=0.1)
 
 
+class Recurrent(nn.Module):
+    """A cell looped over the time steps of ``x`` (T, B, 3), then a linear head: the trip
+    count is data."""
+
+    def __init__(self, kind):
+        super().__init__()
+        self.cell = {"rnn": nn.RNNCell, "gru": nn.GRUCell, "lstm": nn.LSTMCell}[kind](3, 4)
+        self.head = nn.Linear(4, 2)
+        self.lstm = kind == "lstm"
+
+    def forward(self, x):
+        h = None
+        for t in range(x.shape[0]):
+            h = self.cell(x[t], h)
+        return self.head(h[0] if self.lstm else h)
+
+
 class World:
     """One side of the twins: model, optimizer, scheduler, data and the loop's flags."""
 
     def __init__(self, spec):
         torch.manual_seed(spec["seed"])
         dtype = getattr(torch, spec["dtype"])
+        self.length = 2 if spec["arch"] != "mlp" else None
         layers, width = [], 3
         for h in spec["widths"]:
             layers.append(nn.Linear(width, h))
@@ -70,7 +91,8 @@ class World:
                 layers.append(nn.Dropout(0.25))
             width = h
         layers.append(nn.Linear(width, 2))
-        self.model = nn.Sequential(*layers).to(dtype)
+        self.model = (nn.Sequential(*layers) if spec["arch"] == "mlp"
+                      else Recurrent(spec["arch"])).to(dtype)
         self.opt = make_optimizer(spec["opt"], self.model.parameters())
         self.sched = torch.optim.lr_scheduler.StepLR(self.opt, step_size=2, gamma=0.5)
         self.spec = spec
@@ -84,7 +106,8 @@ class World:
     def data(self, i):
         """The batch of step i: the same numbers in both worlds."""
         rng = np.random.default_rng(100 + i)
-        x = torch.tensor(rng.standard_normal((self.batch, 3)), dtype=self.dtype)
+        shape = (self.batch, 3) if self.length is None else (self.length, self.batch, 3)
+        x = torch.tensor(rng.standard_normal(shape), dtype=self.dtype)
         if self.spec["loss"] == "ce":
             y = torch.tensor(rng.integers(0, 2, self.batch))
         else:
@@ -123,6 +146,8 @@ class World:
             self.model.train(not self.model.training)
         elif what == "batch":
             self.batch = 6 + 2 * (i % 3)
+        elif what == "length" and self.length is not None:
+            self.length = 1 + (i * 7) % 5
         elif what == "accumulate":
             self.accumulate = not self.accumulate
         elif what == "freeze":
@@ -162,6 +187,7 @@ def assert_same_state(got, want, rtol, what):
 specs = st.fixed_dictionaries({
     "seed": st.integers(0, 2**16),
     "dtype": st.sampled_from(["float32", "float64"]),
+    "arch": st.sampled_from(["mlp", "mlp", "rnn", "gru", "lstm"]),
     "widths": st.lists(st.sampled_from([4, 5]), min_size=1, max_size=2),
     "act": st.sampled_from(["tanh", "relu", "sigmoid"]),
     "norm": st.booleans(),
@@ -188,9 +214,11 @@ def run_twins(spec, changes):
 
     eager_step = make_step(we, we.model)
     if spec["pattern"] == "whole":
-        compiled_step = compiler.compile(make_step(wc, wc.model), backend=spec["backend"])
+        compiled_step = compiler.compile(make_step(wc, wc.model), backend=spec["backend"],
+                                         max_traces=3)
     else:
-        compiled_step = make_step(wc, compiler.compile(wc.model, backend=spec["backend"]))
+        compiled_step = make_step(wc, compiler.compile(wc.model, backend=spec["backend"],
+                                                       max_traces=3))
     rtol = RTOL[spec["dtype"]]
     for i, what in enumerate(changes):
         for w in (we, wc):
@@ -219,9 +247,22 @@ def test_a_plain_training_loop_stays_compiled():
     """The fuzzer's baseline must exercise compiled code, not only eager fallbacks: with no
     changes, every step after the second replays (Adam creates its state in the first step,
     so the second is a new trace, as under ``torch.compile``)."""
-    spec = dict(seed=0, dtype="float32", widths=[4], act="tanh", norm=False, dropout=False,
-                loss="ce", opt="adam", clip=False, set_to_none=True, pattern="whole",
+    spec = dict(seed=0, dtype="float32", arch="mlp", widths=[4], act="tanh", norm=False,
+                dropout=False, loss="ce", opt="adam", clip=False, set_to_none=True, pattern="whole",
                 backend="numba")
     cf = run_twins(spec, ["none"] * 6)
     stats = cf.stats()
     assert (stats["traces"], stats["hits"]) == (2, 4), stats
+
+
+def test_a_variable_length_training_loop_runs_compiled_regions():
+    """A GRU over sequences whose length changes every step: past ``max_traces`` the whole-step
+    traces give way to compiled regions (the model's, then, once its own traces keep
+    diverging, the cell's inside it, which ``explain()`` lists), and the steps stay equal
+    to eager's."""
+    spec = dict(seed=1, dtype="float32", arch="gru", widths=[4], act="tanh", norm=False,
+                dropout=False, loss="ce", opt="adam", clip=True, set_to_none=True,
+                pattern="whole", backend="numba")
+    cf = run_twins(spec, ["length"] * 10)
+    regions = dict(cf.explain().regions)
+    assert regions["Recurrent/GRUCell"]["hits"] >= 5, regions

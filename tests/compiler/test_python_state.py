@@ -676,3 +676,27 @@ def test_variable_length_loop_runs_compiled_regions():
     regions = dict(cf.explain().regions)
     assert regions["GRUCell"]["hits"] >= 10, regions
     assert "compiled regions" in str(cf.explain())
+
+
+@pytest.mark.regression("a region with submodules guarded on the tracer slot it read in "
+                        "Module.__call__, so it retraced at every call and never replayed")
+def test_a_region_with_submodules_replays():
+    torch.manual_seed(0)
+    block = nn.Sequential(nn.Linear(3, 3), nn.Tanh(), nn.Linear(3, 3))
+
+    def f(x):
+        h = x[0]
+        for t in range(x.shape[0]):  # a trip count that is data: traces keep diverging
+            h = block(h + x[t])
+        return h.sum()
+
+    cf = compiler.compile(f, max_traces=3)
+    with pytest.warns(compiler.CompileWarning, match="compiled on its own"):
+        for i in range(12):
+            x = torch.randn(1 + i % 6, 3)
+            np.testing.assert_allclose(cf(x).item(), f(x).item(), rtol=1e-5)
+            if i == 1:
+                compiler.wait()
+    regions = dict(cf.explain().regions)
+    assert regions["Sequential"]["traces"] == 2, regions  # h without, then with a graph
+    assert regions["Sequential"]["hits"] >= 20, regions
