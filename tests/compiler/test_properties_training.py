@@ -237,7 +237,7 @@ def run_twins(spec, changes):
     return compiled_step
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=specs, changes=st.lists(st.sampled_from(CHANGES), min_size=3, max_size=8))
 def test_training_programs_match_eager_step_after_step(spec, changes):
     run_twins(spec, changes)
