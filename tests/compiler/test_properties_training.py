@@ -10,9 +10,8 @@ decay, Adam, AdamW, AMSGrad, RMSprop, Adagrad) and a pattern: the whole step com
 or the model compiled with ``backward`` and ``step`` outside.  Between steps the plan does
 what training loops do: change ``lr``, ``weight_decay`` or ``momentum`` in the param group,
 step a scheduler, toggle ``train()``/``eval()``, change the batch size or the sequence
-length, skip ``zero_grad``
-(gradient accumulation), freeze or unfreeze a parameter, edit a weight in place under
-``no_grad``, or read ``loss.item()``.
+length, skip ``zero_grad`` (gradient accumulation), freeze or unfreeze a parameter, edit
+a weight in place under ``no_grad``, or read ``loss.item()``.
 
 Twin worlds (same seed) run eagerly and compiled with the same changes; after every step
 the losses, parameters, gradients and optimizer states must be equal (``compiler.wait()``
@@ -99,9 +98,8 @@ class World:
         self.dtype = dtype
         self.batch = 6
         self.accumulate = False
-        self.clip = spec["clip"]
         self.items = []
-        self.steps = 0
+        self.record_item = False
 
     def data(self, i):
         """The batch of step i: the same numbers in both worlds."""
@@ -125,10 +123,9 @@ class World:
             self.opt.zero_grad(set_to_none=self.spec["set_to_none"])
         loss = self.loss_of(model(x), y)
         loss.backward()
-        if self.clip:
+        if self.spec["clip"]:
             nn.utils.clip_grad_norm_(self.model.parameters(), 0.5)
         self.opt.step()
-        self.steps += 1
         return loss
 
     def change(self, what, i):
@@ -147,7 +144,7 @@ class World:
         elif what == "batch":
             self.batch = 6 + 2 * (i % 3)
         elif what == "length" and self.length is not None:
-            self.length = 1 + (i * 7) % 5
+            self.length = 1 + (i * 7) % 9
         elif what == "accumulate":
             self.accumulate = not self.accumulate
         elif what == "freeze":
@@ -181,7 +178,7 @@ def assert_same_state(got, want, rtol, what):
         elif isinstance(b, list):
             np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol, err_msg=f"{what}: {k}")
         else:
-            assert a == b, (what, k, a, b)
+            assert type(a) is type(b) and a == b, (what, k, a, b)
 
 
 specs = st.fixed_dictionaries({
