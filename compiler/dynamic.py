@@ -15,6 +15,7 @@ index, ``math.sqrt``) still specializes the trace on it with a guard.
 
 from __future__ import annotations
 
+from .guards import dynamic_value
 from .pystate import symbolic
 from .pystate.guards import Equals
 from .pystate.sources import Arg, Attr, Cell, Global, Item
@@ -60,7 +61,7 @@ class DynamicScalars:
         if self.args:
             args = list(args)
             for i in self.args:
-                if i < len(args) and type(args[i]) in _NUMBERS:
+                if i < len(args) and dynamic_value(args[i]):
                     args[i] = tracer.new_sym(args[i], Arg(i))
             args = tuple(args)
         placed = []

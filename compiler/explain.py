@@ -86,6 +86,8 @@ def _trace_info(key, variant, path, reason, argnames) -> dict:
                           f"requires_grad={k[3]}")
         elif k[0] == "id":
             guards.append(f"{label}: the same {k[1]} object")
+        elif k[0] == "obj":
+            guards.append(f"{label} == {k[2]!r} (a {k[1].__name__})")
         elif k[-1] == DYNAMIC:
             guards.append(f"{label}: a {k[0]}, an input of the trace")
         else:

@@ -10,6 +10,7 @@ and on Python values (``Module.training``, ``lr``) are checked per trace: see
 
 from __future__ import annotations
 
+import struct
 import weakref
 
 import numpy as np
@@ -33,20 +34,22 @@ def flatten(args: tuple, kwargs: dict, dynamic=()):
                 tensors.append(a)
                 d = a._data
                 parts.append((_TENSOR, d.shape, d.dtype.char, a.requires_grad, type(d)))
-            elif type(a) in (int, float, bool, str):
+            elif type(a) in _PLAIN:
                 parts.append((type(a).__name__, a))
+            elif type(a) is float:
+                parts.append(("float", a if a == a and a != 0.0 else FloatBits(a)))
             else:
                 parts.append(_key_of(a, tensors))
         if dynamic:
             for i in dynamic:
-                if i < len(args) and type(args[i]) in (int, float):
+                if i < len(args) and dynamic_value(args[i]):
                     parts[i] = (type(args[i]).__name__, DYNAMIC)
         return tensors, (("tuple", tuple(parts)), (), STATE.grad_enabled,
                          memory_pattern(tensors) if len(tensors) > 1 else (), _autocast_key())
     k = _key_of(args, tensors)
     if dynamic:
         k = ("tuple", tuple((type(args[i]).__name__, DYNAMIC) if i in dynamic and
-                           type(args[i]) in (int, float) else p for i, p in enumerate(k[1])))
+                           dynamic_value(args[i]) else p for i, p in enumerate(k[1])))
     kw = tuple((n, _key_of(v, tensors)) for n, v in sorted(kwargs.items())) if kwargs else ()
     return tensors, (k, kw, STATE.grad_enabled,
                      memory_pattern(tensors) if len(tensors) > 1 else (), _autocast_key())
@@ -60,6 +63,15 @@ def _autocast_key():
 
 
 DYNAMIC = "<dynamic>"  # in a key: this number is an input of the trace
+
+
+def dynamic_value(v) -> bool:
+    """Whether a number argument may be an input of the trace (automatic dynamic): an int,
+    or a float other than a zero or a NaN.  Zeros and NaNs stay keys of their own: a use
+    that specializes the value (``math.copysign``, an ``if``) guards it with ``==``, which
+    cannot tell ``-0.0`` from ``0.0`` or see a NaN equal to itself."""
+    t = type(v)
+    return t is int or (t is float and v == v and v != 0.0)
 
 
 def memory_pattern(tensors) -> tuple:
@@ -76,23 +88,59 @@ def memory_pattern(tensors) -> tuple:
     return tuple(roots.index(r) for r in roots)
 
 
+_PLAIN = (int, bool, str)  # Python values whose == tells values apart within one type
+
+
+class FloatBits:
+    """A float in a key compared by its bits: ``-0.0`` is not ``0.0`` (``x * s``'s sign,
+    ``math.copysign``) and a NaN equals a NaN of the same bits (``nan != nan`` would make
+    every call a miss).  Only zeros and NaNs are wrapped; other floats stay plain."""
+
+    __slots__ = ("value", "bits")
+
+    def __init__(self, value):
+        self.value = value
+        self.bits = struct.pack("<d", value)
+
+    def __eq__(self, other):
+        return type(other) is FloatBits and other.bits == self.bits
+
+    def __hash__(self):
+        return hash(self.bits)
+
+    def __repr__(self):
+        return repr(self.value)
+
+
 def _key_of(obj, tensors):
+    """The key of one argument (recursively).  Every leaf carries its type, so ``1``,
+    ``1.0`` and ``True`` (equal and of equal hash in Python) are different keys wherever
+    they appear: arguments, items of tuples/lists, dict keys and values, namedtuple fields;
+    floats are compared by bits where ``==`` is not enough (:class:`FloatBits`)."""
     if isinstance(obj, Tensor):
         tensors.append(obj)
         d = obj._data
         return (_TENSOR, d.shape, d.dtype.char, obj.requires_grad, type(d))
     t = type(obj)
+    if t is float:
+        return ("float", obj if obj == obj and obj != 0.0 else FloatBits(obj))
+    if t in _PLAIN or obj is None:
+        return (t.__name__, obj)
     if t is tuple or t is list:
         return (t.__name__, tuple(_key_of(o, tensors) for o in obj))
     if t is dict:
-        return ("dict", tuple((k, _key_of(v, tensors)) for k, v in obj.items()))
-    if t in (int, float, bool, str, type(None)):
-        return (t.__name__, obj)
+        return ("dict", tuple((_key_of(k, []), _key_of(v, tensors)) for k, v in obj.items()))
+    if isinstance(obj, tuple) and hasattr(t, "_fields"):  # a namedtuple: its fields, typed
+        return ("namedtuple", t, tuple(_key_of(o, tensors) for o in obj))
     if isinstance(obj, np.ndarray):
         return ("ndarray", obj.shape, obj.dtype.str, obj.tobytes())
+    if isinstance(obj, (float, np.floating)):  # np.float64 and float subclasses
+        return ("obj", t, obj if obj == obj and obj != 0 else FloatBits(float(obj)))
+    if isinstance(obj, (int, np.integer, np.bool_)):
+        return ("obj", t, obj)
     try:
         hash(obj)
-        return (t.__name__, obj)
+        return ("obj", t, obj)  # the type itself: equal values of other types differ
     except TypeError:
         return ("id", t.__name__, id(obj))
 
@@ -152,6 +200,10 @@ def _short(k) -> str:
         return f"tensor{list(k[1])}"
     if k[0] == "id":
         return f"{k[1]} object"
+    if k[0] == "obj":
+        return f"{k[1].__name__} {k[2]!r}"
+    if k[0] == "namedtuple":
+        return f"{k[1].__name__}{tuple(_short(f) for f in k[2])}"
     return repr(k[1]) if len(k) == 2 else repr(k)
 
 
@@ -160,6 +212,9 @@ def _leaves(k, path, out):
     if k[0] in ("tuple", "list"):
         for i, sub in enumerate(k[1]):
             _leaves(sub, path + (i,), out)
+    elif k[0] == "namedtuple":
+        for name, sub in zip(k[1]._fields, k[2]):
+            _leaves(sub, path + ("." + name,), out)
     elif k[0] == "dict":
         for name, sub in k[1]:
             _leaves(sub, path + (name,), out)
@@ -176,7 +231,8 @@ def _name(path, names) -> str:
         label = f"arg {head}" + (f" ({names[head]})" if head < len(names) else "")
     else:
         label = f"kwarg {head}"
-    return label + "".join(f"[{p}]" for p in path[1:])
+    return label + "".join(p if isinstance(p, str) and p.startswith(".") else f"[{p}]"
+                           for p in path[1:])
 
 
 def _gone():
