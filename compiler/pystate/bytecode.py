@@ -1,4 +1,5 @@
-"""What each CPython 3.11 instruction does to provenance: one handler per opcode name.
+"""What each CPython 3.11 instruction does to provenance: one handler per opcode name
+(:mod:`.bytecode_312` adds and changes those of 3.12 and 3.13).
 
 A handler runs before its instruction executes, with the observer, the frame's state and
 the instruction.  It updates the frame's provenance stack the way the instruction updates
@@ -530,7 +531,11 @@ def _store_subscr(obs, st, frame, ins):
     cont_p = st.stack.pop()
     val_p = st.stack.pop()
     real = peek.stack(frame)
-    key, cont, val = real[-1], real[-2], real[-3]
+    store_item(obs, frame, val_p, real[-3], cont_p, real[-2], key_p, real[-1])
+
+
+def store_item(obs, frame, val_p, val, cont_p, cont, key_p, key) -> None:
+    """``cont[key] = val``: a tensor write, a recorded effect, or a reason to give up."""
     if isinstance(cont, Tensor):
         obs.consume(key_p, key, "content", frame)
         return
@@ -732,17 +737,20 @@ def _get_iter(obs, st, frame, ins):
 @_op("FOR_ITER")
 def _for_iter(obs, st, frame, ins):
     it = st.stack[-1]
-    st.finish = _ForIter(ins.argval, Prov(it.det, None))
+    st.finish = _ForIter(st.following[ins.offset], Prov(it.det, None))
 
 
 class _ForIter:
-    __slots__ = ("end", "item")
+    """Pushes the next item, or pops the iterator where the loop ended (the jump lands on
+    the loop's end in 3.11, past the ``END_FOR`` that 3.12 and 3.13 skip)."""
 
-    def __init__(self, end, item):
-        self.end, self.item = end, item
+    __slots__ = ("body", "item")
+
+    def __init__(self, body, item):
+        self.body, self.item = body, item
 
     def __call__(self, st, off):
-        if off == self.end:
+        if off != self.body:
             st.stack.pop()
         else:
             st.stack.append(st.child if st.child is not None else self.item)
@@ -846,12 +854,12 @@ def _call(obs, st, frame, ins):
 
 
 @_op("CALL_FUNCTION_EX")
-def _call_function_ex(obs, st, frame, ins):
+def _call_function_ex(obs, st, frame, ins, callee_at=1):
     n = 3 + (ins.arg & 1)
     real = peek.stack(frame)
     provs = st.stack[-n:]
     vals = real[-n:]
-    fn_p, fn = provs[1], vals[1]
+    fn_p, fn = provs[callee_at], vals[callee_at]
     arg_provs = [provs[2]] + ([provs[3]] if n == 4 else [])
     for p, v in zip(arg_provs, vals[2:]):
         if not p.det:
@@ -1011,6 +1019,8 @@ def _owner_prov(st, argc):
     # for [NULL, method, args...] the method's object is where the method was loaded from;
     # LOAD_METHOD on a C method left [method, self]: self's provenance is below the args
     p = st.stack[-argc - 1] if len(st.stack) > argc else DET
+    if p is NULL and len(st.stack) > argc + 1:
+        p = st.stack[-argc - 2]  # 3.13's [bound method, NULL, args...]
     return p if p is not NULL else DET
 
 

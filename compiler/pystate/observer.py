@@ -33,6 +33,9 @@ import sys
 from eager.tensor import Tensor
 
 from . import bytecode, peek
+
+if sys.version_info >= (3, 12):
+    from . import bytecode_312  # noqa: F401  (registers 3.12's and 3.13's instructions)
 from .base import Unsure, library_file, trusted_file, where
 from .guards import (
     Content,
@@ -61,14 +64,14 @@ _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 class FrameState:
     """What the observer knows about one frame: its stack and variables' provenance."""
 
-    __slots__ = ("frame", "code", "instrs", "handlers", "stack", "locals", "cells", "finish",
+    __slots__ = ("frame", "code", "instrs", "following", "handlers", "stack", "locals", "cells", "finish",
                  "kwnames", "child", "func", "fresh_func", "parent", "ret", "yielded", "exc",
                  "hints")
 
     def __init__(self, frame, parent):
         self.frame = frame
         self.code = frame.f_code
-        self.instrs, self.handlers = _code_info(self.code)
+        self.instrs, self.following, self.handlers = _code_info(self.code)
         self.stack: list[Prov] = []
         self.locals: dict[str, Prov] = {}
         self.cells: dict[str, Prov] = {}     # cell variables this frame made: what they hold
@@ -92,10 +95,12 @@ def _code_info(code):
     info = _CODE_INFO.get(id(code))  # (by id: a code object hashes all its bytecode)
     if info is None or info[0] is not code:
         instrs = {i.offset: i for i in dis.get_instructions(code)}
+        offsets = list(instrs)
         handlers = {e.target: e.depth + (1 if e.lasti else 0)
                     for e in dis._parse_exception_table(code)}
-        info = _CODE_INFO[id(code)] = (code, instrs, handlers)
-    return info[1], info[2]
+        info = _CODE_INFO[id(code)] = (code, instrs, dict(zip(offsets, offsets[1:])),
+                                       handlers)
+    return info[1:]
 
 
 class Observer:
@@ -128,8 +133,9 @@ class Observer:
         if not peek.SUPPORTED:
             v = sys.version_info
             self.unsure.append(f"the compiler cannot watch Python {v[0]}.{v[1]} frames yet "
-                               "(supported: 3.11)")
+                               f"(supported: {', '.join(peek.VERSIONS)})")
         else:
+            peek.enable_opcode_events()
             self._prev = sys.gettrace()  # a debugger or coverage tool: chained, not replaced
             sys.settrace(self._on_call if self._prev is None else self._on_call_chained)
             self._installed = True
@@ -186,6 +192,8 @@ class Observer:
         except (Unsure, peek.LayoutError) as e:
             self.give_up(str(e), frame)
             return None
+        # (f_trace first: 3.13 turns opcode events on for the code when both are set)
+        frame.f_trace = self._on_event
         frame.f_trace_opcodes = True
         frame.f_trace_lines = False
         return self._on_event
@@ -267,7 +275,6 @@ class Observer:
                 self._returned(st, frame)
             elif event == "exception":
                 st.exc = True
-                st.finish = None
         except (Unsure, peek.LayoutError) as e:
             self.give_up(str(e), frame)
             return None
@@ -275,16 +282,21 @@ class Observer:
 
     def _step(self, st: FrameState, frame) -> None:
         off = frame.f_lasti
-        if st.exc:  # now at the handler: the stack was cut to the handler's depth
+        if st.exc and off in st.handlers:
+            # now at the handler: the stack was cut to the handler's depth
             st.exc = False
-            depth = st.handlers.get(off)
-            real = len(peek.stack(frame))
-            keep = st.stack[:depth] if depth is not None else []
-            st.stack = keep + [DET] * (real - len(keep))
+            st.finish = None
+            depth = st.handlers[off]
+            keep = st.stack[:depth]
+            st.stack = keep + [DET] * (peek.depth(frame) - len(keep))
             st.child = None
-        elif st.finish is not None:
-            fin, st.finish = st.finish, None
-            fin(st, off)
+        else:
+            # (an exception can also be one the instruction handled itself, such as the
+            # StopIteration that ends a loop over a generator, which 3.12 reports)
+            st.exc = False
+            if st.finish is not None:
+                fin, st.finish = st.finish, None
+                fin(st, off)
         st.child = None
         st.hints = []
         ins = st.instrs.get(off)
