@@ -22,6 +22,16 @@ Collectives: :func:`all_reduce`, :func:`broadcast`, :func:`all_gather`,
 Inside a compiled function the tensor collectives are graph ops with an effect: they run
 on every replay, in the order eager ran them.
 
+Ranks must agree on every collective: before each one (eager, async or in a compiled
+replay) the ranks all-gather a small descriptor of their call and compare collective, op
+or source rank, dtype and shape; when they differ, every rank raises a RuntimeError
+("Detected mismatch between collectives on ranks") naming each rank's call, and nothing
+was communicated, so the group stays usable.  Without it MPI would silently reduce
+mismatched buffers (3 elements against 5) or fail with "Other MPI error".  This costs one
+tiny all-gather per collective; ``DYNGRAPH_DISTRIBUTED_CHECK=0`` (read at
+``init_process_group``) turns it off.  ``DistributedDataParallel`` checks once that every
+rank has the same gradient buckets.
+
 Failures end the job instead of hanging it: an uncaught exception on any rank aborts
 every rank (``MPI_Abort``) after its traceback is printed, and a collective that waits
 longer than the group's ``timeout`` aborts the job with a message naming it.

@@ -16,6 +16,7 @@ import enum
 import importlib.util
 import os
 import warnings
+import zlib
 
 import numpy as np
 
@@ -104,6 +105,78 @@ def _buffer(arr: np.ndarray) -> np.ndarray:
     return arr.view(np.uint8) if arr.dtype.kind == "b" else arr
 
 
+# -- what the ranks agree on -----------------------------------------------------------
+# Before each collective every rank sends a fixed-size descriptor of its call (which
+# collective, the reduce op or source rank, the dtype and shape of its tensor) in one
+# small all-gather on a communicator of its own, and raises on every rank when the
+# descriptors differ: MPI itself would reduce mismatched buffers into garbage (rank 0 with
+# 3 elements, rank 1 with 5) or fail with "Other MPI error".  As PyTorch's
+# TORCH_DISTRIBUTED_DEBUG=DETAIL does, at the cost of one tiny all-gather per collective;
+# DYNGRAPH_DISTRIBUTED_CHECK=0 (read by init_process_group) turns it off.
+CHECK_ENV = "DYNGRAPH_DISTRIBUTED_CHECK"
+_COLLECTIVES = ("all_reduce", "broadcast", "all_gather", "reduce_scatter", "barrier",
+                "all_gather_object", "broadcast_object_list")
+_REDUCE_NAMES = tuple(op.value for op in ReduceOp)
+_MAX_DIMS = 8
+_DESC_LEN = 8 + _MAX_DIMS  # magic, collective, extra, dtype (3 words), ndim, shape crc, dims
+
+
+def check_enabled_by_env() -> bool:
+    v = os.environ.get(CHECK_ENV, "1").strip().lower()
+    return v not in ("0", "off", "false", "no")
+
+
+def describe_call(name: str, extra, arr) -> np.ndarray:
+    """The descriptor of one collective call (int64[_DESC_LEN]), equal on ranks that agree."""
+    d = np.zeros(_DESC_LEN, np.int64)
+    d[0] = 0x6467  # "dg": a call that went through this check
+    d[1] = _COLLECTIVES.index(name)
+    if isinstance(extra, str):
+        d[2] = 1000 + _REDUCE_NAMES.index(extra)
+    elif extra is not None:
+        d[2] = int(extra)
+    else:
+        d[2] = -1
+    if arr is None:
+        d[6] = -1
+        return d
+    dname = np.dtype(arr.dtype).name.encode()[:24].ljust(24, b"\0")
+    d[3:6] = np.frombuffer(dname, np.int64)
+    shape = arr.shape
+    d[6] = len(shape)
+    d[7] = zlib.crc32(repr(tuple(shape)).encode())
+    for i, n in enumerate(shape[:_MAX_DIMS]):
+        d[8 + i] = n
+    return d
+
+
+def _call_text(d: np.ndarray) -> str:
+    if d[0] != 0x6467 or not 0 <= d[1] < len(_COLLECTIVES):
+        return "an unknown call"
+    name = _COLLECTIVES[d[1]]
+    text = name
+    if d[2] >= 1000:
+        text += f"(op={_REDUCE_NAMES[d[2] - 1000].upper()})"
+    elif d[2] >= 0:
+        text += f"(src={d[2]})"
+    if d[6] >= 0:
+        dtype = d[3:6].tobytes().rstrip(b"\0").decode(errors="replace")
+        ndim = int(d[6])
+        dims = [int(n) for n in d[8:8 + min(ndim, _MAX_DIMS)]]
+        shape = str(dims) if ndim <= _MAX_DIMS else f"{ndim}-d {dims[:_MAX_DIMS]}..."
+        text += f" on a {dtype}{shape} tensor"
+    return text
+
+
+def mismatch_message(rank: int, every: np.ndarray) -> str:
+    """The error every rank raises when the ranks' descriptors differ."""
+    calls = "; ".join(f"rank {r}: {_call_text(d)}" for r, d in enumerate(every))
+    return (f"Detected mismatch between collectives on ranks (seen on rank {rank}): {calls}. "
+            "Every rank must call the same collectives in the same order, on tensors of the "
+            "same shape and dtype (and the same op or src); none of these ran, so the group "
+            f"can go on. ({CHECK_ENV}=0 turns this check off.)")
+
+
 class ProcessGroup:
     """A set of ranks that run collectives together (here: all the ranks of the job)."""
 
@@ -119,6 +192,12 @@ class ProcessGroup:
         ProcessGroup._next_id += 1
         self.watchdog = Watchdog(self._rank, timeout.total_seconds(), self._abort)
         self.pending: list = []  # started collectives not finished yet (collectives.Work)
+        # the descriptors of the calls are exchanged on a communicator of their own, so
+        # they never match a collective's data
+        self.check = check_enabled_by_env() and self._size > 1
+        self._check_comm = comm.Dup() if self.check else None
+        self._desc_all = np.empty((self._size, _DESC_LEN), np.int64)
+        self._descs: dict = {}  # (call, extra, dtype, shape) -> (descriptor, every rank's)
 
     def __repr__(self) -> str:
         return f"<ProcessGroup mpi rank={self._rank} size={self._size}>"
@@ -132,7 +211,26 @@ class ProcessGroup:
     def _abort(self) -> None:
         self.MPI.COMM_WORLD.Abort(1)
 
+    def agree(self, name: str, extra=None, arr=None) -> None:
+        """Raise the same RuntimeError on every rank unless every rank is calling collective
+        ``name`` with the same ``extra`` (reduce op name or source rank) on an array of the
+        same shape and dtype as ``arr``.  A no-op when the check is off."""
+        if not self.check:
+            return
+        key = (name, extra) if arr is None else (name, extra, arr.dtype, arr.shape)
+        known = self._descs.get(key)
+        if known is None:
+            if len(self._descs) > 4096:
+                self._descs.clear()
+            mine = describe_call(name, extra, arr)
+            known = self._descs[key] = (mine, mine.tobytes() * self._size)
+        every = self._desc_all
+        self.wait(self._check_comm.Iallgather(known[0], every), (name, arr, extra))
+        if every.tobytes() != known[1]:
+            raise RuntimeError(mismatch_message(self._rank, every.copy()))
+
     def all_gather_object(self, obj) -> list:
+        self.agree("all_gather_object")
         wd = self.watchdog
         wd.begin(("all_gather_object", None, None))
         try:
@@ -141,6 +239,7 @@ class ProcessGroup:
             wd.end()
 
     def broadcast_object(self, obj, src: int):
+        self.agree("broadcast_object_list", src)
         wd = self.watchdog
         wd.begin(("broadcast_object_list", None, src))
         try:
@@ -152,21 +251,27 @@ class ProcessGroup:
     # Only MPI's non-blocking collectives are used (a blocking call waits at once): MPI
     # never matches a blocking collective with a non-blocking one, and one rank's call may
     # be eager and blocking while another's is async or part of a compiled replay.
+    # Each first checks that every rank makes the same call (:meth:`agree`).
     def start_all_reduce(self, arr: np.ndarray, op: str):
+        self.agree("all_reduce", op, arr)
         return self.comm.Iallreduce(self.MPI.IN_PLACE, _buffer(arr),
                                     _mpi_op(self.MPI, op, arr.dtype))
 
     def start_broadcast(self, arr: np.ndarray, src: int):
+        self.agree("broadcast", src, arr)
         return self.comm.Ibcast(_buffer(arr), root=src)
 
     def start_all_gather(self, send: np.ndarray, recv: np.ndarray):
+        self.agree("all_gather", None, send)
         return self.comm.Iallgather(_buffer(send), _buffer(recv))
 
     def start_reduce_scatter(self, send: np.ndarray, recv: np.ndarray, op: str):
+        self.agree("reduce_scatter", op, send)
         return self.comm.Ireduce_scatter_block(_buffer(send), _buffer(recv),
                                                _mpi_op(self.MPI, op, send.dtype))
 
     def start_barrier(self):
+        self.agree("barrier")
         return self.comm.Ibarrier()
 
     def settle(self, arrays) -> None:
@@ -189,6 +294,8 @@ class ProcessGroup:
         for work in list(self.pending):
             work.wait()
         self.watchdog.stop()
+        if self._check_comm is not None:
+            self._check_comm.Free()
         self.comm.Free()
 
 
@@ -247,7 +354,10 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size:
     and ``world_size``.  ``timeout`` (a ``datetime.timedelta``, default 30 minutes) bounds
     every wait for the other ranks: past it the job is aborted with a message naming the
     collective.  An uncaught exception on any rank aborts every rank at once (MPI_Abort),
-    so no rank waits forever for one that died.
+    so no rank waits forever for one that died.  Every collective first checks that the
+    ranks make the same call (collective, op or src, dtype, shape) and raises a clear
+    RuntimeError on every rank when they do not; ``DYNGRAPH_DISTRIBUTED_CHECK=0`` in the
+    environment of this call turns the check off.
     """
     if _DEFAULT[0] is not None:
         raise ValueError("trying to initialize the default process group twice!")

@@ -71,10 +71,11 @@ class DistributedDataParallel(Module):
             _sync_states(module, pg)
         cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * (1 << 20))
         params = [p for _, p in named]
+        buckets = assign_buckets(params, cap, min(cap, FIRST_BUCKET_BYTES))
+        _verify_same_buckets(params, buckets, pg)
         me = weakref.ref(self)  # no cycle: a dropped wrapper is freed and stops reducing
         d["reducer"] = Reducer(
-            params, [n for n, _ in named], pg,
-            assign_buckets(params, cap, min(cap, FIRST_BUCKET_BYTES)),
+            params, [n for n, _ in named], pg, buckets,
             find_unused_parameters, lambda: me()._sync_in_backward())
 
     def _sync_in_backward(self) -> bool:
@@ -136,6 +137,27 @@ def _verify_same_model(module: Module, pg) -> None:
                     "DistributedDataParallel expects the same model on every rank, but "
                     f"{b[0]} {i} ({b[1]}) is {b[3]}{list(b[2])} on rank {r}, while rank 0 has "
                     f"{a[0]} {a[1]} as {a[3]}{list(a[2])}")
+
+
+def _verify_same_buckets(params: list, buckets: list, pg) -> None:
+    """Every rank raises the same clear error unless the ranks' gradient buckets (which
+    parameters, how many elements, which dtype: they follow from the model and
+    ``bucket_cap_mb``) are the same: checked once, as the buckets are all-reduced as flat
+    tensors at every backward."""
+    mine = [(params[b[0]]._data.dtype.name, sum(params[i]._data.size for i in b), tuple(b))
+            for b in buckets]
+    every = [None] * pg.size()
+    all_gather_object(every, mine, group=pg)
+    for r, theirs in enumerate(every[1:], 1):
+        if theirs == every[0]:
+            continue
+        def text(layout):
+            return ", ".join(f"{d}[{n}] (parameters {list(m)})" for d, n, m in layout)
+        raise RuntimeError(
+            "DistributedDataParallel expects the same gradient buckets on every rank (the "
+            "same model and bucket_cap_mb), but rank 0 has "
+            f"{len(every[0])} bucket(s): {text(every[0])}, while rank {r} has {len(theirs)}: "
+            f"{text(theirs)}")
 
 
 def _sync_states(module: Module, pg) -> None:
