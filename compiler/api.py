@@ -74,6 +74,10 @@ class CompiledFunction:
             self._argnames = []
         import weakref
         _ALL.append(weakref.ref(self))
+        self._options = dict(fullgraph=fullgraph, max_traces=max_traces, backend=backend,
+                             check=check)
+        self._instance = False   # a per-instance cache of a compiled method: see __get__
+        self._per_instance = None
         self.reset()
 
     # -- bookkeeping -------------------------------------------------------------------
@@ -130,6 +134,30 @@ class CompiledFunction:
             self._fallback_reasons.append(reason)
             log.fallbacks.info("%s: %s", self.__name__, reason)
 
+    # -- as a method -------------------------------------------------------------------
+    def __get__(self, obj, objtype=None):
+        """``@compile`` on a method (``nn.Module.forward`` included): each instance gets a
+        cache of its own (a :class:`CompiledFunction` of the same function with the
+        instance as argument 0, keyed as :data:`~compiler.guards.SELF`), so instances do
+        not share ``max_traces`` and a trace never holds the instance through its key.
+        What the function reads through ``self`` is guarded by the observer as for any
+        argument."""
+        if obj is None:
+            return self
+        per = self._per_instance
+        if per is None:
+            import weakref
+            per = self._per_instance = weakref.WeakKeyDictionary()
+        try:
+            cf = per.get(obj)
+            if cf is None:
+                cf = CompiledFunction(self.fn, **self._options)
+                cf._instance = True
+                per[obj] = cf
+        except TypeError:  # not weakly referenceable or unhashable: one cache, keyed on it
+            cf = self
+        return BoundCompiled(cf, obj)
+
     # -- the call --------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         st = self._stats
@@ -139,7 +167,7 @@ class CompiledFunction:
         if self._always_eager is not None:
             self._fallback(self._always_eager)
             return self.fn(*args, **kwargs)
-        tensors, key = flatten(args, kwargs, self._dyn.args)
+        tensors, key = flatten(args, kwargs, self._dyn.args, self._instance)
         entry = self._cache.get(key)
         if entry is None:
             return self._miss(key, tensors, args, kwargs)
@@ -198,7 +226,7 @@ class CompiledFunction:
         if self._last_key is not None:
             if self._dyn.mark_args(self._last_key, key):  # a number argument changed
                 reason += " (from now on an input of the trace)"
-                tensors, key = flatten(args, kwargs, self._dyn.args)
+                tensors, key = flatten(args, kwargs, self._dyn.args, self._instance)
                 entry = self._cache.get(key)
                 if entry is not None:  # already traced with it dynamic
                     self._stats["misses"] -= 1
@@ -605,12 +633,51 @@ def _is_module(obj) -> bool:
     return isinstance(obj, Module)
 
 
+class BoundCompiled:
+    """A compiled method bound to an instance: ``obj.method(...)`` calls the instance's
+    compiled function with ``obj`` first; ``stats()``, ``explain()`` and ``reset()`` are
+    that cache's."""
+
+    __slots__ = ("_compiled", "__self__")
+
+    def __init__(self, compiled: CompiledFunction, obj):
+        self._compiled = compiled
+        self.__self__ = obj
+
+    def __call__(self, *args, **kwargs):
+        return self._compiled(self.__self__, *args, **kwargs)
+
+    @property
+    def __func__(self):
+        return self._compiled.fn
+
+    @property
+    def __name__(self):
+        return self._compiled.__name__
+
+    def __getattr__(self, name):
+        return getattr(self._compiled, name)
+
+    def __repr__(self) -> str:
+        return f"<compiled bound method {self._compiled.__name__} of {self.__self__!r}>"
+
+
 class CompiledModule:
-    """A module whose forward is compiled; attributes and parameters are the module's."""
+    """A compiled module: a call runs ``module.__call__``'s semantics compiled — forward
+    pre-hooks, ``forward`` and forward hooks of the module itself (as ``torch.compile(m)``
+    does, since it calls ``m(x)``); hooks registered or removed later take effect (the
+    hook dicts are Module structure, guarded by ``STRUCTURE_EPOCH``).  Attributes and
+    parameters are the module's."""
 
     def __init__(self, module, **kw):
+        from .regions import ModuleCall
         object.__setattr__(self, "_module", module)
-        object.__setattr__(self, "_compiled", CompiledFunction(module.forward, **kw))
+        cf = CompiledFunction(ModuleCall(module), **kw)
+        try:
+            cf._argnames = list(inspect.signature(module.forward).parameters)
+        except (TypeError, ValueError):
+            pass
+        object.__setattr__(self, "_compiled", cf)
 
     def __call__(self, *args, **kwargs):
         return self._compiled(*args, **kwargs)

@@ -8,7 +8,7 @@ fallback with its reason.
 
 from __future__ import annotations
 
-from .guards import DYNAMIC, _alias_text, _leaves, _name, dtype_name
+from .guards import DYNAMIC, SELF, _alias_text, _leaves, _name, dtype_name
 from .ir import Guard
 
 
@@ -86,6 +86,8 @@ def _trace_info(key, variant, path, reason, argnames) -> dict:
                           f"requires_grad={k[3]}")
         elif k[0] == "id":
             guards.append(f"{label}: the same {k[1]} object")
+        elif k == SELF:
+            guards.append(f"{label}: the instance this cache belongs to (a compiled method)")
         elif k[0] == "obj":
             guards.append(f"{label} == {k[2]!r} (a {k[1].__name__})")
         elif k[-1] == DYNAMIC:

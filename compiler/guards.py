@@ -22,10 +22,15 @@ from runtime import device as runtime_device
 _TENSOR = "T"
 
 
-def flatten(args: tuple, kwargs: dict, dynamic=()):
+SELF = ("self",)  # in a key: the instance of a per-instance cache (a compiled method)
+
+
+def flatten(args: tuple, kwargs: dict, dynamic=(), instance: bool = False):
     """(tensors, key): tensors of the call in order, and a hashable key of the call.
     Positional numbers at the indices in ``dynamic`` enter the key by type only (their
-    value is an input of the trace)."""
+    value is an input of the trace).  ``instance``: ``args[0]`` is the instance a
+    compiled method's cache belongs to (:data:`SELF` in the key: the key holds no
+    reference to it, and the observer guards what the trace reads through it)."""
     tensors: list[Tensor] = []
     if not kwargs:  # fast path: positional tensors and scalars only
         parts = []
@@ -44,12 +49,16 @@ def flatten(args: tuple, kwargs: dict, dynamic=()):
             for i in dynamic:
                 if i < len(args) and dynamic_value(args[i]):
                     parts[i] = (type(args[i]).__name__, DYNAMIC)
+        if instance:
+            parts[0] = SELF
         return tensors, (("tuple", tuple(parts)), (), STATE.grad_enabled,
                          memory_pattern(tensors) if len(tensors) > 1 else (), _autocast_key())
     k = _key_of(args, tensors)
     if dynamic:
         k = ("tuple", tuple((type(args[i]).__name__, DYNAMIC) if i in dynamic and
                            dynamic_value(args[i]) else p for i, p in enumerate(k[1])))
+    if instance:
+        k = ("tuple", (SELF,) + k[1][1:])
     kw = tuple((n, _key_of(v, tensors)) for n, v in sorted(kwargs.items())) if kwargs else ()
     return tensors, (k, kw, STATE.grad_enabled,
                      memory_pattern(tensors) if len(tensors) > 1 else (), _autocast_key())
@@ -196,6 +205,8 @@ def _alias_text(pattern) -> str:
 
 
 def _short(k) -> str:
+    if k == SELF:
+        return "this instance"
     if k[0] == _TENSOR:
         return f"tensor{list(k[1])}"
     if k[0] == "id":

@@ -25,7 +25,7 @@ class Regions:
     def __call__(self, module, args, kwargs):
         cf = self.compiled.get(module)
         if cf is None:
-            cf = self.compiled[module] = self.make_compiled(_Call(module))
+            cf = self.compiled[module] = self.make_compiled(ModuleCall(module))
         return cf(*args, **kwargs)
 
     def run(self, fn, args, kwargs):
@@ -48,15 +48,20 @@ class Regions:
         return out
 
 
-class _Call:
-    """A module's call (hooks and forward) as a plain function to compile."""
+class ModuleCall:
+    """A module's call (hooks and forward) as a plain function to compile: a region, and
+    ``compile(module)``.  Calls ``forward`` without asking the region router (this *is*
+    the module's compiled region)."""
 
     def __init__(self, module):
         self.module = module
         self.__name__ = f"{type(module).__name__}.__call__"
 
     def __call__(self, *args, **kwargs):
-        m = self.module
-        if m._forward_pre_hooks or m._forward_hooks:
-            return m._call_with_hooks(args, kwargs)
-        return m.forward(*args, **kwargs)
+        # always through the Module's own hook runner, even without hooks: the observer
+        # watches eager.nn's code handling a Module (so the hook dicts it reads are
+        # guarded, and hooks registered or removed later take effect), not this file's
+        return self.module._call_with_hooks(args, kwargs)
+
+
+_Call = ModuleCall  # the former name

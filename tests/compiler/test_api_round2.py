@@ -148,3 +148,107 @@ def test_namedtuple_of_tensors_is_flattened():
         return p.a * 2 + p.b
 
     run_both(g, calls, backend="python")
+
+
+# -- 1. @compile on methods; compile(module) runs hooks ----------------------------------
+
+class Scaled(torch.nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 2)
+        self.scale = scale
+
+    @compile(backend="python")
+    def forward(self, x):
+        return torch.tanh(self.lin(x)) * self.scale
+
+
+class Counter:
+    def __init__(self, k):
+        self.k = k
+        self.calls = 0
+
+    @compile(backend="python")
+    def step(self, x, y=1.0):
+        self.calls += 1
+        return x * self.k + y
+
+
+def _eager_scaled(m, x):
+    return torch.tanh(m.lin(x)) * m.scale
+
+
+def test_compile_as_method_decorator_on_module_forward():
+    torch.manual_seed(0)
+    models = [Scaled(2.0), Scaled(-1.0)]
+    for i in range(6):
+        for m in models:
+            x = torch.randn(4, 3)
+            got = m(x)                   # through Module.__call__
+            want = _eager_scaled(m, x)
+            same(got, want)
+            got.sum().backward()
+            gw = m.lin.weight.grad.clone()
+            m.lin.weight.grad = None
+            _eager_scaled(m, x).sum().backward()
+            same(gw, m.lin.weight.grad)
+            m.lin.weight.grad = None
+            same(m.forward(x), want)     # the bound method directly
+        if i == 1:
+            compiler.wait()
+    for m in models:  # a cache per instance
+        st = m.forward.stats()
+        assert st["traces"] == 1 and st["hits"] >= 10, st
+    assert isinstance(Scaled.forward, compiler.CompiledFunction)
+
+
+def test_compile_as_method_decorator_on_plain_class_with_side_effects():
+    a, b = Counter(2.0), Counter(3.0)
+    ea, eb = Counter(2.0), Counter(3.0)
+    for i in range(6):
+        x = torch.randn(3)
+        for obj, ref in ((a, ea), (b, eb)):
+            same(obj.step(x), Counter.step.fn(ref, x))
+            same(obj.step(x, y=2.0), Counter.step.fn(ref, x, y=2.0))
+            assert obj.calls == ref.calls
+        if i == 1:
+            compiler.wait()
+        if i == 3:  # a change of what the trace read through self takes effect
+            a.k = ea.k = 5.0
+    assert a.step.stats()["hits"] >= 6
+
+
+def test_compile_module_runs_its_hooks_added_and_removed_between_calls():
+    torch.manual_seed(0)
+    m = torch.nn.Linear(3, 2)
+    cm = compile(m, backend="python")
+    log_c, log_e = [], []
+    log = log_c
+    handles = []
+
+    def pre(mod, args):
+        log.append("pre")
+        return (args[0] * 2,)
+
+    def post(mod, args, out):
+        log.append("post")
+        return out + 1
+
+    for i in range(8):
+        x = torch.randn(4, 3)
+        if i == 2:
+            handles = [m.register_forward_pre_hook(pre), m.register_forward_hook(post)]
+        if i == 5:
+            handles[0].remove()
+        if i == 7:
+            handles[1].remove()
+        log = log_c
+        got = cm(x)
+        log = log_e
+        want = m(x)
+        same(got, want)
+        assert log_c == log_e, (i, log_c, log_e)
+        if i == 1:
+            compiler.wait()
+    assert log_c.count("pre") == 3 and log_c.count("post") == 5
+    assert cm.stats()["hits"] >= 2
