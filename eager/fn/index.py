@@ -89,6 +89,8 @@ def _entry(e):
             if kind in "iu":
                 return int(e)  # PyTorch selects with a 0-d integer tensor (a view)
         return e
+    if isinstance(e, range):  # PyTorch takes a range as the list of its integers
+        e = np.arange(e.start, e.stop, e.step, dtype=np.int64)
     if isinstance(e, (list, tuple, np.ndarray)):
         t = _tensor(e)
         if t._data.size == 0 and _isf(t._data.dtype):

@@ -3,7 +3,25 @@ PyTorch's names and behaviour."""
 
 from . import functional, init, parallel, utils  # noqa: F401
 from .activation import (  # noqa: F401
+                         CELU,
                          ELU,
+                         GLU,
+                         Hardshrink,
+                         Hardsigmoid,
+                         Hardswish,
+                         Hardtanh,
+                         LogSigmoid,
+                         Mish,
+                         PReLU,
+                         ReLU6,
+                         RReLU,
+                         SELU,
+                         Softmax2d,
+                         Softmin,
+                         Softshrink,
+                         Softsign,
+                         Tanhshrink,
+                         Threshold,
                          GELU,
                          LeakyReLU,
                          LogSoftmax,
@@ -23,6 +41,8 @@ from .container import (  # noqa: F401
                          Sequential,
 )
 from .conv import *  # noqa: F403 (Conv1d/2d/3d, ConvTranspose1d/2d/3d)
+from .dropout import (AlphaDropout, Dropout1d, Dropout2d, Dropout3d,  # noqa: F401
+                      FeatureAlphaDropout, PixelShuffle, PixelUnshuffle)
 from .distance import *  # noqa: F403 (CosineSimilarity, PairwiseDistance)
 from .fold import *  # noqa: F403 (Fold, Unfold)
 from .layers import Bilinear, Dropout, Embedding, Flatten, Identity, Linear, Unflatten  # noqa: F401

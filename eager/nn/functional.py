@@ -26,13 +26,18 @@ from ..fn.reduce import sum as _sum
 from ..ops import factory as _fac
 from ..ops import loss as _loss
 from ..ops import shape as _shp
+from .fn import activation as _act_fns
 from .fn import conv as _conv_fns
+from .fn import dropout as _drop_fns
 from .fn import distance as _distance_fns
 from .fn import loss as _loss_fns
 from .fn import normalization as _norm_fns
 from .fn import pooling as _pool_fns
 from .fn import vision as _vision_fns
+from .fn.activation import *  # noqa: F403 (hardtanh, relu6, selu, ...)
+from .fn.activation import apply_inplace as _apply_inplace
 from .fn.conv import *  # noqa: F403 (convolution, unfold/fold)
+from .fn.dropout import *  # noqa: F403 (dropout2d, alpha_dropout, pixel_shuffle, ...)
 from .fn.distance import *  # noqa: F403 (normalize, cosine_similarity, pairwise_distance)
 from .fn.loss import *  # noqa: F403 (kl_div)
 from .fn.normalization import *  # noqa: F403 (batch_norm, group_norm, instance_norm)
@@ -44,7 +49,7 @@ __all__ = ["bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits
            "layer_norm", "leaky_relu", "linear", "log_softmax", "mse_loss", "nll_loss", "one_hot",
            "relu", "relu_", "sigmoid", "silu", "smooth_l1_loss", "softmax", "softplus",
            "tanh"]
-__all__ += (_conv_fns.__all__ + _distance_fns.__all__ + _loss_fns.__all__ + _norm_fns.__all__
+__all__ += (_act_fns.__all__ + _conv_fns.__all__ + _drop_fns.__all__ + _distance_fns.__all__ + _loss_fns.__all__ + _norm_fns.__all__
             + _pool_fns.__all__ + _vision_fns.__all__)
 
 
@@ -109,11 +114,12 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
-    out = _ew.where(_ew.gt(input, 0), input, _ew.mul(input, negative_slope))
-    if inplace:
-        from ..methods import inplace as _inplace
-        return _inplace(input, out, "leaky_relu_")
-    return out
+    """``x`` where ``x > 0``, else ``negative_slope * x``.  In place, the composite reads a
+    clone of ``input`` when it is in a graph, so backward still works
+    (see ``eager.nn.fn.activation``)."""
+    return _apply_inplace(
+        input, lambda x: _ew.where(_ew.gt(x, 0), x, _ew.mul(x, negative_slope)), inplace,
+        "leaky_relu_")
 
 
 def elu(input, alpha: float = 1.0, inplace: bool = False):

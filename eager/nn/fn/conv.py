@@ -133,7 +133,16 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nsp: int, name
     out = reshape(out, (n, out_c) + out_size)
     if bias is not None:
         out = _ew.add(out, reshape(bias, (out_c,) + (1,) * nsp))
-    return unbatched(out, added)
+    return _own(unbatched(out, added))
+
+
+def _own(out):
+    """A convolution's result owns its storage: without a bias (or for unbatched input) it is
+    a reshape of the product, a view of an intermediate nobody else can reach, so an in-place
+    op on it (``nn.ReLU(inplace=True)``) must not be refused as a write into a view."""
+    if out._base is not None:
+        out._base = None
+    return out
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
@@ -221,7 +230,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
                    padding=pads, stride=stride)
     if bias is not None:
         out = _ew.add(out, reshape(bias, (out_c,) + (1,) * nsp))
-    return unbatched(out, added)
+    return _own(unbatched(out, added))
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,

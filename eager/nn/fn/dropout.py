@@ -1,0 +1,147 @@
+"""Channel-wise dropout (``dropout1d``/``dropout2d``/``dropout3d``), ``alpha_dropout`` and
+``feature_alpha_dropout``, and ``pixel_shuffle``/``pixel_unshuffle``, with PyTorch's
+signatures.  Masks come from the ``bernoulli`` factory op (as ``F.dropout``), so a
+compiled function redraws them on every call."""
+
+from __future__ import annotations
+
+import warnings
+
+from ...dispatch import dispatch
+from ...fn import elementwise as _ew
+from ...ops import factory as _fac
+from .activation import apply_inplace
+
+__all__ = ["alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout",
+           "pixel_shuffle", "pixel_unshuffle"]
+
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _keep_mask(shape, p, dtype):
+    return dispatch(_fac.Bernoulli, shape=tuple(shape), p=1.0 - p, dtype=dtype)
+
+
+def _feature_dropout(input, p, training, inplace, nsp: int, name: str):
+    _check_p(p)
+    nd = input.ndim
+    if nd not in (nsp + 1, nsp + 2):
+        raise RuntimeError(f"{name}: Expected {nsp + 1}D or {nsp + 2}D input, but received a "
+                           f"{nd}D input. Note that {name} exists to provide channel-wise "
+                           "dropout on inputs with {nsp} spatial dimensions, a channel "
+                           "dimension, and an optional batch dimension (i.e. "
+                           f"{nsp + 1}D or {nsp + 2}D inputs).")
+    if not training or p == 0.0:
+        return input
+    batched = nd == nsp + 2
+    lead = tuple(input.shape[:2]) if batched else tuple(input.shape[:1])
+    mshape = lead + (1,) * nsp
+
+    def f(x):
+        if p == 1.0:
+            return _ew.mul(x, 0.0)
+        mask = _keep_mask(mshape, p, x._data.dtype)
+        return _ew.mul(x, _ew.mul(mask, 1.0 / (1.0 - p)))
+    return apply_inplace(input, f, inplace, name + "_")
+
+
+def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` input with probability ``p``,
+    scaling the rest by ``1 / (1 - p)``."""
+    return _feature_dropout(input, p, training, inplace, 1, "dropout1d")
+
+
+def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero whole channels of ``(N, C, H, W)`` or ``(C, H, W)`` input with probability ``p``.
+    A 3-D input is taken as ``(N, C, L)`` with a warning, as PyTorch does."""
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
+                      "channel-wise 1D dropout behavior is desired - input is interpreted as "
+                      "shape (N, C, L), where C is the channel dim. This behavior will "
+                      "change in a future release to interpret the input as one without a "
+                      "batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise "
+                      "dropout behavior, please switch to using dropout1d instead.",
+                      stacklevel=2)
+        return _feature_dropout(input, p, training, inplace, 1, "dropout2d")
+    return _feature_dropout(input, p, training, inplace, 2, "dropout2d")
+
+
+def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero whole channels of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input."""
+    return _feature_dropout(input, p, training, inplace, 3, "dropout3d")
+
+
+_ALPHA = 1.7580993408473766  # -selu's negative saturation value, scale * alpha
+
+
+def _alpha(input, p, training, inplace, mshape, name):
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return apply_inplace(input, lambda x: _ew.mul(x, 0.0), inplace, name)
+    a = 1.0 / ((1.0 - p) * (1.0 + p * _ALPHA ** 2)) ** 0.5
+    b = a * _ALPHA * p  # output = a * (x * keep + (-alpha') * (1 - keep)) + b'
+
+    def f(x):
+        keep = _keep_mask(mshape(x), p, x._data.dtype)
+        # PyTorch: (x * keep + (1 - keep) * (-alpha')) * a + alpha' * a * p
+        dropped = _ew.mul(_ew.sub(keep, 1.0), _ALPHA)  # -alpha' where dropped, 0 where kept
+        return _ew.add(_ew.mul(_ew.add(_ew.mul(x, keep), dropped), a), b)
+    return apply_inplace(input, f, inplace, name)
+
+
+def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
+    """Dropout that keeps SELU's self-normalizing mean and variance."""
+    return _alpha(input, p, training, inplace, lambda x: tuple(x.shape), "alpha_dropout_")
+
+
+def feature_alpha_dropout(input, p: float = 0.5, training: bool = False,
+                          inplace: bool = False):
+    """``alpha_dropout`` dropping whole channels (dimension 1)."""
+    return _alpha(input, p, training, inplace,
+                  lambda x: tuple(x.shape[:2]) + (1,) * (x.ndim - 2), "feature_alpha_dropout_")
+
+
+def pixel_shuffle(input, upscale_factor: int):
+    """``(*, C * r^2, H, W)`` to ``(*, C, H * r, W * r)``."""
+    r = int(upscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    lead = tuple(lead)
+    k = len(lead)
+    oc = c // (r * r)
+    x = input.reshape(lead + (oc, r, r, h, w))
+    x = x.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)
+    return x.reshape(lead + (oc, h * r, w * r))
+
+
+def pixel_unshuffle(input, downscale_factor: int):
+    """``(*, C, H * r, W * r)`` to ``(*, C * r^2, H, W)``."""
+    r = int(downscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        raise RuntimeError("pixel_unshuffle expects height and width to be divisible by "
+                           f"downscale_factor, but got height={h}, width={w}, "
+                           f"downscale_factor={r}")
+    lead = tuple(lead)
+    k = len(lead)
+    x = input.reshape(lead + (c, h // r, r, w // r, r))
+    x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)
+    return x.reshape(lead + (c * r * r, h // r, w // r))
