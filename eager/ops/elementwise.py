@@ -240,6 +240,17 @@ class Pow(Binary):
         if type(b) is np.ndarray and b.dtype.kind in "iu" and type(a) is np.ndarray \
                 and a.dtype.kind in "iu" and (b < 0).any():
             raise RuntimeError("pow: integers to negative integer powers are not allowed")
+        if type(a) is np.ndarray and not a.shape and a.dtype.kind == "f" and (
+                type(b) is float or type(b) is int or
+                type(b) is np.ndarray and not b.shape and b.dtype == a.dtype):
+            # 0-d floats: NumPy's scalar power, C's pow() as Python's float ** (the ufunc
+            # on a 0-d array may take a SIMD pow that differs from it in the last bit); the
+            # generated Python computes 0-d float pow the same way (an Adam step's bias
+            # corrections must equal the Python floats of its eager step)
+            return np.asarray(a[()] ** (b[()] if type(b) is np.ndarray else b))
+        if type(b) is np.ndarray and not b.shape and b.dtype.kind == "f" and (
+                type(a) is float or type(a) is int):
+            return np.asarray(a ** b[()])
         return np.power(a, b)
 
     def backward(F, g, saved, node):

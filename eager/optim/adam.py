@@ -2,10 +2,12 @@
 algorithm, step for step.
 
 ``state["step"]`` is a 0-d float32 tensor, as PyTorch.  Outside a compiler trace the bias
-corrections are Python floats computed from its value (PyTorch's default path); while a
-tracer records, or with ``capturable=True``, they are computed with tensor ops from the
-step tensor (PyTorch's capturable path, in float64), so a compiled step does not bake
-the count in.
+corrections are Python floats computed from its value (PyTorch's default path).  While a
+tracer records, the same formulas run as 0-d float64 tensor ops on the step tensor (the
+same IEEE operations as the Python floats: ``pow`` of 0-d values is C's ``pow``, as
+Python's ``**``), so a compiled step does not bake the count in and computes eager's
+bits.  ``capturable=True`` takes PyTorch's capturable formulas (in float64), which round
+differently.
 """
 
 from __future__ import annotations
@@ -69,13 +71,14 @@ class Adam(Optimizer):
             amsgrad = group["amsgrad"]
             maximize = group["maximize"]
             decoupled = group["decoupled_weight_decay"]
-            capturable = group["capturable"] or STATE.tracer is not None
+            capturable = group["capturable"]
+            traced = STATE.tracer is not None
             for p in group["params"]:
                 grad = p.grad
                 if grad is None:
                     continue
                 state = self._init_state(p, group)
-                if not capturable and _numpy_step(p, grad, state, lr, beta1, beta2, eps,
+                if not capturable and not traced and _numpy_step(p, grad, state, lr, beta1, beta2, eps,
                                                   weight_decay, decoupled, amsgrad,
                                                   maximize):
                     continue
@@ -112,13 +115,22 @@ class Adam(Optimizer):
                     denom.add_(_ew.div(eps, step_size_neg))
                     p.add_(exp_avg.div(denom))
                 else:
-                    step = step_t.item()
-                    step_size = lr / (1 - beta1 ** step)
-                    bc2_sqrt = math.sqrt(1 - beta2 ** step)
+                    if traced:
+                        # the Python-float formulas below as 0-d float64 ops on the step
+                        # tensor: the same IEEE operations, so the same bits
+                        step = _ew.cast(step_t, _dt.float64)
+                        step_size = _ew.div(lr, _ew.sub(1, _ew.pow(beta1, step)))
+                        bc2_sqrt = _ew.sqrt(_ew.sub(1, _ew.pow(beta2, step)))
+                        neg_step_size = _ew.neg(step_size)
+                    else:
+                        step = step_t.item()
+                        step_size = lr / (1 - beta1 ** step)
+                        bc2_sqrt = math.sqrt(1 - beta2 ** step)
+                        neg_step_size = -step_size
                     denom = second.sqrt().div(bc2_sqrt)
                     denom.add_(eps)
                     # param.addcdiv_(exp_avg, denom, value=-step_size)
-                    p.add_(exp_avg.div(denom).mul_(-step_size))
+                    p.add_(exp_avg.div(denom).mul_(neg_step_size))
 
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
