@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import os
 import time
 import warnings
@@ -41,6 +42,12 @@ from .pystate.symbolic import is_sym
 from .regions import Regions
 
 _EAGER = "eager"  # cache value: this key runs eagerly
+#: replays of a key that raise where eager does not, before the key runs eagerly for good
+REPLAY_STRIKES = 3
+#: past max_traces, a key whose guards failed this many calls in a row checks its traces'
+#: guards again only at the calls numbered by a power of two, then every BACKOFF_MAX calls
+BACKOFF_AFTER = 4
+BACKOFF_MAX = 1024
 _ALL: list = []   # weak registry for compiler.reset()
 
 
@@ -96,6 +103,10 @@ class CompiledFunction:
         self._first_use = None  # perf_counter() of the first trace (see tiers.worth_loading)
         self._unbuilt: list = []  # paths whose kernel build waits for a replay or wait()
         self._records: list = []  # (key, variant, path) for explain()
+        self._diagnosed: set = set()  # keys whose failed guard past max_traces was described
+        self._strikes: dict = {}  # key -> replays that raised where eager did not
+        self._backoff: dict = {}  # key -> calls in a row past max_traces whose guards failed
+        self._streak = 0  # calls in a row past max_traces that ran eagerly (any key)
 
     def stats(self) -> dict:
         """Counters: calls, hits (served by compiled code), traces, fallbacks (eager calls),
@@ -167,6 +178,9 @@ class CompiledFunction:
         if self._always_eager is not None:
             self._fallback(self._always_eager)
             return self.fn(*args, **kwargs)
+        if self._streak >= BACKOFF_AFTER and self._skip_lookup():
+            st["fallbacks"] += 1  # past max_traces, calls keep missing: eager at its speed
+            return self._regions.run(self.fn, args, kwargs)
         tensors, key = flatten(args, kwargs, self._dyn.args, self._instance)
         entry = self._cache.get(key)
         if entry is None:
@@ -174,6 +188,8 @@ class CompiledFunction:
         if entry is _EAGER:
             self._fallback("this key's trace could not be compiled")
             return self.fn(*args, **kwargs)
+        if self._backoff and key in self._backoff and self._back_off(key):
+            return self._trace(key, tensors, args, kwargs, None, "")  # eager, guards unread
         diverged = None
         for k, variant in enumerate(entry):
             pre = variant.pre
@@ -191,6 +207,9 @@ class CompiledFunction:
                     continue
                 st["hits"] += 1
                 path.hits += 1
+                if self._backoff:
+                    self._backoff.pop(key, None)
+                self._streak = 0
                 if path.build_later is not None:  # its kernel build waited for a replay
                     later, path.build_later = path.build_later, None
                     later()
@@ -200,6 +219,8 @@ class CompiledFunction:
         if diverged is not None:
             st["guard_failures"] += 1
             return self._diverged(key, diverged[0], diverged[1], tensors, args, kwargs)
+        if self._n_traces >= self.max_traces and self._warned_limit:
+            return self._past_limit(key, entry, tensors, args, kwargs)
         reason = entry[0].pre.failure(tensors, args, kwargs)
         failed = entry[0].pre.failing_guard(args, kwargs)
         if failed is not None and self._dyn.mark_from_guard(failed):
@@ -207,19 +228,87 @@ class CompiledFunction:
         log.recompiles.info("%s: recompiling: %s", self.__name__, reason)
         return self._trace(key, tensors, args, kwargs, None, reason)
 
+    def _past_limit(self, key, entry, tensors, args, kwargs):
+        """Past ``max_traces``, a key whose guards failed runs the body eagerly (regions).
+        Which guard failed is put in words once per key, or on every call only while the
+        ``recompiles`` log is on: building it evaluates every guard again, which made such
+        calls many times slower than eager (a list that grows, read by ``len``)."""
+        self._count_failure(key)
+        if key in self._diagnosed and not log.recompiles.isEnabledFor(logging.INFO):
+            return self._trace(key, tensors, args, kwargs, None, "")
+        if len(self._diagnosed) < 256:
+            self._diagnosed.add(key)
+        reason = entry[0].pre.failure(tensors, args, kwargs) or "a guard failed"
+        log.recompiles.info("%s: guards failed: %s", self.__name__, reason)
+        return self._trace(key, tensors, args, kwargs, None, reason)
+
+    def _skip_lookup(self) -> bool:
+        """Whether this call runs eagerly without even building its key: past
+        ``max_traces``, the last :data:`BACKOFF_AFTER` or more calls all ran eagerly (a
+        list argument that grows makes a new key at every call, and building a key
+        that long costs more than the eager call).  The key is looked up again at the
+        calls numbered by a power of two, then every :data:`BACKOFF_MAX` calls; a hit
+        resets the count."""
+        n = self._streak = self._streak + 1
+        return not (n & (n - 1) == 0 or n % BACKOFF_MAX == 0)
+
+    def _count_failure(self, key) -> None:
+        """One more call past ``max_traces`` whose traces' guards all failed."""
+        self._streak += 1
+        b = self._backoff
+        if len(b) >= 4096 and key not in b:
+            b.clear()
+        b[key] = b.get(key, 0) + 1
+
+    def _back_off(self, key) -> bool:
+        """Whether this call of a key whose guards keep failing past ``max_traces`` skips
+        checking them (and runs eagerly at once): checking every trace's guards (a list
+        that grows compared item by item, for each trace) costs more than the eager call.
+        They are checked again at the calls numbered by a power of two, then every
+        :data:`BACKOFF_MAX` calls; a hit resets the count."""
+        n = self._backoff[key]
+        if n < BACKOFF_AFTER:
+            return False
+        n = self._backoff[key] = n + 1
+        if n & (n - 1) == 0 or n % BACKOFF_MAX == 0:
+            return False
+        return True
+
     def _replay_failed(self, key, exc, args, kwargs):
+        """A replay raised before anything visible happened: run the call eagerly.  If eager
+        raises too, the input was bad (an index out of bounds), not the trace: eager's error
+        is raised and the key keeps replaying.  If eager succeeds, that is a strike against
+        the key; the next calls replay again, and only after :data:`REPLAY_STRIKES` strikes
+        does the key run eagerly for good (one bad call no longer made a key eager forever)."""
         if self.fullgraph or getattr(exc, "after_writes", False):
             raise exc
-        warnings.warn(f"{self.__name__}: replaying a compiled trace failed "
-                      f"({type(exc).__name__}: {exc}); this key runs eagerly from now on",
-                      CompileWarning, stacklevel=3)
-        self._cache[key] = _EAGER
-        self._fallback(f"replay error: {type(exc).__name__}: {exc}")
-        return self.fn(*args, **kwargs)
+        what = f"{type(exc).__name__}: {exc}"
+        try:
+            result = self.fn(*args, **kwargs)
+        except BaseException as err:
+            self._fallback(f"replay error ({what}); eager raised too: the error is the "
+                           "input's, the key keeps replaying")
+            if err.__context__ is exc:  # eager's own error, not "during handling of ..."
+                err.__suppress_context__ = True
+            raise
+        strikes = self._strikes[key] = self._strikes.get(key, 0) + 1
+        if strikes >= REPLAY_STRIKES:
+            self._cache[key] = _EAGER
+            warnings.warn(f"{self.__name__}: replaying a compiled trace failed ({what}) where "
+                          f"eager did not, {strikes} times; this key runs eagerly from now on",
+                          CompileWarning, stacklevel=3)
+        elif strikes == 1:
+            warnings.warn(f"{self.__name__}: replaying a compiled trace failed ({what}) where "
+                          f"eager did not; that call ran eagerly (the key replays again, and "
+                          f"runs eagerly for good after {REPLAY_STRIKES} such failures)",
+                          CompileWarning, stacklevel=3)
+        self._fallback(f"replay error: {what}")
+        return result
 
     def _miss(self, key, tensors, args, kwargs):
         self._stats["misses"] += 1
         if self._n_traces >= self.max_traces and self._warned_limit:
+            self._streak += 1
             return self._trace(key, tensors, args, kwargs, None, "")  # eager, at its speed
         reason = "first call" if self._last_key is None else \
             describe_key_change(self._last_key, key, self._argnames)
@@ -240,6 +329,8 @@ class CompiledFunction:
         where, kind, expected = path.guards[index]
         reason = f"branch at {where}: {kind}() was {expected!r}, now {seen!r}"
         log.guards.info("%s: %s; not traced yet, running eagerly", self.__name__, reason)
+        if self._n_traces >= self.max_traces and self._warned_limit:
+            self._count_failure(key)  # a branch that keeps going elsewhere: back off
         return self._trace(key, tensors, args, kwargs, variant, reason)
 
     # -- tracing ---------------------------------------------------------------------------
@@ -252,8 +343,11 @@ class CompiledFunction:
                               f"keys run the function eagerly with each nn.Module it calls "
                               f"compiled on its own. The guard that keeps changing: {reason}",
                               CompileWarning, stacklevel=3)
-            self._fallback(f"max_traces={self.max_traces} reached ({reason}): the body runs "
-                           "eagerly, each Module call is a compiled region")
+            if reason:
+                self._fallback(f"max_traces={self.max_traces} reached ({reason}): the body "
+                               "runs eagerly, each Module call is a compiled region")
+            else:  # counted; its reason was recorded at this key's first fallback
+                self._stats["fallbacks"] += 1
             if self._regions is None:
                 self._regions = Regions(self._region)
             return self._regions.run(self.fn, args, kwargs)

@@ -252,3 +252,132 @@ def test_compile_module_runs_its_hooks_added_and_removed_between_calls():
             compiler.wait()
     assert log_c.count("pre") == 3 and log_c.count("post") == 5
     assert cm.stats()["hits"] >= 2
+
+
+# -- 6. no cliff below eager: calls that fall back -------------------------------------------
+
+def test_bad_input_does_not_make_its_key_eager_forever():
+    w = torch.randn(8)
+
+    def f(x, idx):
+        return torch.tanh(x[idx] * w[:4]) + 1
+
+    cf = compile(f, backend="python")
+    x, good, bad = torch.randn(8), torch.tensor([0, 1, 2, 3]), torch.tensor([0, 1, 2, 99])
+    for i in range(3):
+        same(cf(x, good), f(x, good))
+        if i == 1:
+            compiler.wait()
+    hits = cf.stats()["hits"]
+    with pytest.raises(IndexError) as info:  # eager's error, as eager raises it
+        cf(x, bad)
+    assert info.value.__suppress_context__
+    for _ in range(5):
+        same(cf(x, good), f(x, good))
+    assert cf.stats()["hits"] == hits + 5, cf.stats()
+    assert cf.stats()["hits"] + cf.stats()["fallbacks"] == cf.stats()["calls"]
+
+
+def test_replay_that_raises_where_eager_does_not_is_retried_then_given_up(monkeypatch):
+    real = compiler.api.compile_graph
+    fail = {"left": 1, "runs": 0}
+
+    class Flaky:  # a program that raises while fail["left"] > 0
+        def __init__(self, prog):
+            self.prog = prog
+
+        def __getattr__(self, name):
+            return getattr(self.prog, name)
+
+        def fn(self, *arrays):
+            fail["runs"] += 1
+            if fail["left"] > 0:
+                fail["left"] -= 1
+                raise RuntimeError("injected replay failure")
+            return self.prog.fn(*arrays)
+
+        def wrote_before(self, exc):
+            return False
+
+    monkeypatch.setattr(compiler.api, "compile_graph", lambda *a, **k: Flaky(real(*a, **k)))
+
+    def f(x):
+        return torch.sin(x) * 2
+
+    cf = compile(f, backend="python")
+    x = torch.randn(5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileWarning)
+        for i in range(6):  # call 2 raises in the replay, runs eagerly; then replays again
+            same(cf(x), f(x))
+            if i == 1:
+                compiler.wait()
+        assert cf.stats()["hits"] == 4, cf.stats()
+        fail["left"] = 10 ** 6  # now it always raises: at the 3rd strike, eager for good
+        runs = fail["runs"]
+        for _ in range(8):
+            same(cf(x), f(x))
+    assert fail["runs"] - runs == compiler.api.REPLAY_STRIKES - 1  # one strike earlier
+    assert cf.stats()["hits"] + cf.stats()["fallbacks"] == cf.stats()["calls"]
+
+
+def test_guard_that_keeps_failing_past_max_traces_is_not_diagnosed_every_call(monkeypatch):
+    hist = []
+
+    def f(x):
+        return x * len(hist) + 1
+
+    cf = compile(f, backend="python", max_traces=3)
+    counts = {"failure": 0, "holds": 0}
+    real_failure = compiler.guards.Preconditions.failure
+    real_holds = compiler.guards.Preconditions.holds
+
+    def failure(self, *a, **k):
+        counts["failure"] += 1
+        return real_failure(self, *a, **k)
+
+    def holds(self, *a, **k):
+        counts["holds"] += 1
+        return real_holds(self, *a, **k)
+
+    monkeypatch.setattr(compiler.guards.Preconditions, "failure", failure)
+    monkeypatch.setattr(compiler.guards.Preconditions, "holds", holds)
+    x = torch.randn(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileWarning)
+        for i in range(200):
+            hist.append(i)
+            same(cf(x), f(x))
+            if i == 1:
+                compiler.wait()
+    # once per key for the words, and the traces' guards at power-of-two calls only
+    assert counts["failure"] <= 4, counts
+    assert counts["holds"] <= 3 * 20, counts
+    s = cf.stats()
+    assert s["hits"] + s["fallbacks"] == s["calls"] == 200
+
+
+def test_list_argument_that_grows_skips_building_its_key(monkeypatch):
+    def f(x, h):
+        return x * len(h)
+
+    cf = compile(f, backend="python", max_traces=3)
+    n = {"flatten": 0}
+    real = compiler.api.flatten
+
+    def counting(*a, **k):
+        n["flatten"] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(compiler.api, "flatten", counting)
+    h, x = [], torch.randn(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileWarning)
+        for i in range(300):
+            h.append(i)
+            same(cf(x, h), f(x, h))
+            if i == 1:
+                compiler.wait()
+    assert n["flatten"] <= 30, n
+    # the state comes back to a traced one: found again at a power-of-two call
+    same(cf(x, [0]), f(x, [0]))
