@@ -66,6 +66,26 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
     return t
 
 
+def _foreign_array(data):
+    """Another library's tensor (a ``torch.Tensor``, or anything with ``__dlpack__``) as a
+    NumPy array, or None.  PyTorch's bfloat16 (no NumPy type) comes over as its bits."""
+    if isinstance(data, (list, tuple, int, float, bool, complex)) or data is None:
+        return None
+    mod = type(data).__module__ or ""
+    if mod.startswith("torch"):
+        import sys
+        torch = sys.modules["torch"]
+        t = data.detach()
+        if t.device.type != "cpu":
+            t = t.cpu()
+        if t.dtype == torch.bfloat16:
+            return t.contiguous().view(torch.int16).numpy().view(_dt.BF16_NP)
+        return t.resolve_conj().resolve_neg().numpy()
+    if hasattr(data, "__dlpack__"):
+        return np.from_dlpack(data)
+    return None
+
+
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Copy ``data`` (nested lists, scalars, NumPy arrays or tensors) into a new tensor."""
     dev = _device_type(device)
@@ -75,6 +95,8 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         arr = host(data._data).copy()
     elif isinstance(data, np.ndarray):
         arr = data.copy()
+    elif (foreign := _foreign_array(data)) is not None:
+        arr = np.array(foreign, copy=True)
     else:
         if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
             data = [host(x._data) if isinstance(x, Tensor) else x for x in data]
