@@ -7,10 +7,15 @@ somewhere it has not seen.
     @compile
     def f(x):
         return torch.tanh(x * 1.01 + 0.1)
+
+``compile`` takes ``torch.compile``'s arguments (``fullgraph``, ``dynamic``, ``backend``,
+``mode``, ``options``, ``disable``); ``reset()``, ``disable(fn)`` and ``is_compiling()``
+are ``torch.compiler``'s; ``eager.compile`` and ``eager.compiler`` are the same objects.
 """
 
-from .api import CompiledFunction, CompileWarning, GraphBreakError, compile, explain, reset, wait
+from .api import (CompiledFunction, CompileWarning, GraphBreakError, compile, disable,
+                  explain, is_compiling, reset, wait)
 from .check import CheckError
 
-__all__ = ["compile", "explain", "reset", "wait", "CompiledFunction", "GraphBreakError",
-           "CompileWarning", "CheckError"]
+__all__ = ["compile", "explain", "reset", "wait", "disable", "is_compiling",
+           "CompiledFunction", "GraphBreakError", "CompileWarning", "CheckError"]

@@ -62,11 +62,18 @@ class CompileWarning(UserWarning):
 class CompiledFunction:
     """A function (or module) wrapped by :func:`compile`."""
 
-    def __init__(self, fn, *, fullgraph=False, max_traces=8, backend="numba", check=None):
+    def __init__(self, fn, *, fullgraph=False, max_traces=8, backend="numba", check=None,
+                 dynamic=None, mode=None):
+        backend = BACKENDS.get(backend, backend) if isinstance(backend, str) else backend
         if backend not in ("numba", "python", "eager"):
-            raise ValueError(f"compile: unknown backend {backend!r}; expected 'numba', "
-                             "'python' or 'eager'")
+            raise ValueError(f"compile: unknown backend {backend!r}; expected one of "
+                             f"{', '.join(map(repr, BACKENDS))}")
+        if mode not in MODES:
+            raise RuntimeError(f"compile: unknown mode {mode!r}; expected one of "
+                               f"{', '.join(map(repr, MODES))}")
         self.fn = fn
+        self.dynamic = dynamic
+        self.mode = mode
         self.fullgraph = fullgraph
         self.max_traces = int(max_traces)
         self.backend = backend
@@ -82,7 +89,7 @@ class CompiledFunction:
         import weakref
         _ALL.append(weakref.ref(self))
         self._options = dict(fullgraph=fullgraph, max_traces=max_traces, backend=backend,
-                             check=check)
+                             check=check, dynamic=dynamic, mode=mode)
         self._instance = False   # a per-instance cache of a compiled method: see __get__
         self._per_instance = None
         self.reset()
@@ -98,7 +105,7 @@ class CompiledFunction:
         self._stats = {"calls": 0, "hits": 0, "traces": 0, "fallbacks": 0, "misses": 0,
                        "guard_failures": 0, "compile_seconds": 0.0}
         self._fallback_reasons: list[str] = []
-        self._dyn = DynamicScalars()
+        self._dyn = DynamicScalars(self.dynamic)
         self._regions = None
         self._first_use = None  # perf_counter() of the first trace (see tiers.worth_loading)
         self._unbuilt: list = []  # paths whose kernel build waits for a replay or wait()
@@ -139,6 +146,8 @@ class CompiledFunction:
         self._unbuilt = keep
 
     def _fallback(self, reason: str, count: bool = True) -> None:
+        if self.fullgraph:  # torch.compile(fullgraph=True): no fallback to eager, ever
+            raise GraphBreakError(f"{self.__name__}: {reason}")
         if count:
             self._stats["fallbacks"] += 1
         if reason not in self._fallback_reasons:
@@ -307,6 +316,8 @@ class CompiledFunction:
 
     def _miss(self, key, tensors, args, kwargs):
         self._stats["misses"] += 1
+        if self._last_key is None and self._dyn.mark_all(args):  # dynamic=True
+            tensors, key = flatten(args, kwargs, self._dyn.args, self._instance)
         if self._n_traces >= self.max_traces and self._warned_limit:
             self._streak += 1
             return self._trace(key, tensors, args, kwargs, None, "")  # eager, at its speed
@@ -337,6 +348,10 @@ class CompiledFunction:
     def _trace(self, key, tensors, args, kwargs, variant, reason):
         self._last_key = key
         if self._n_traces >= self.max_traces:
+            if self.fullgraph:
+                raise GraphBreakError(f"{self.__name__}: max_traces={self.max_traces} reached "
+                                      f"({reason or 'a new key'}); fullgraph=True allows no "
+                                      "fallback to eager")
             if not self._warned_limit:
                 self._warned_limit = True
                 warnings.warn(f"{self.__name__}: reached max_traces={self.max_traces}; new "
@@ -566,8 +581,9 @@ class CompiledFunction:
         if self.backend == "numba":
             # built at the first replay (or compiler.wait()): a trace recorded once and
             # never met again, or taken over by a later variant of its key, costs no build
-            if self._first_use is None:
-                self._first_use = time.perf_counter()
+            if self._first_use is None:  # (max-autotune: no wait before loading kernels)
+                self._first_use = time.perf_counter() - (
+                    tiers.FIRST_LOAD_AFTER if self.mode in _AUTOTUNE else 0.0)
             path.build_later = functools.partial(self._upgrade, path, graph, inplace)
             self._unbuilt.append(path)
         return path, pre
@@ -702,21 +718,96 @@ def _spec(obj, tensors, outs, tracer):
     return ("const", obj)
 
 
-def compile(fn=None, *, fullgraph: bool = False, max_traces: int = 8, backend: str = "numba",
-            check: bool | None = None):
-    """Compile a function or a Module: ``@compile``, ``@compile(...)``, ``compile(fn)``.
+#: backend names compile() accepts: torch.compile's mapped onto ours, and ours
+BACKENDS = {
+    "inductor": "numba",   # torch's default: fused native kernels (ours: Numba)
+    "aot_eager": "eager",  # traced forward and backward graphs run through eager's ops
+    "eager": "eager",      # (torch: the captured graph run by eager PyTorch; ours the same)
+    "numba": "numba",      # ours: generated Python at once, fused Numba kernels when built
+    "python": "python",    # ours: generated Python only (no Numba)
+}
+#: torch.compile's modes.  None/"default"/"reduce-overhead": the tiered default (a replay
+#: is already one call per fused group or one native call; there are no CUDA graphs to
+#: capture); "max-autotune"/"max-autotune-no-cudagraphs": fused kernels are built and
+#: loaded as soon as a trace is replayed, without the 1 s wait (tiers.FIRST_LOAD_AFTER)
+#: that spares short programs Numba's one-time load.
+MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+_AUTOTUNE = ("max-autotune", "max-autotune-no-cudagraphs")
+_OPTIONS = ("max_traces", "check")  # keys of options= that mean something here
+
+
+def compile(fn=None, *, fullgraph: bool = False, dynamic: bool | None = None,
+            backend="numba", mode: str | None = None, options: dict | None = None,
+            disable: bool = False, max_traces: int = 8, check: bool | None = None):
+    """Compile a function or a Module: ``@compile``, ``@compile(...)``, ``compile(fn)``;
+    ``torch.compile``'s signature.
 
     The first call of each new key runs eagerly while recording a trace; later calls with
-    the same guards replay fused kernels.  Results always equal eager's.  ``check=True``
-    (default: ``$DYNGRAPH_CHECK``) also runs eager beside every replay and raises
-    :class:`CheckError` at the first difference.
+    the same guards replay fused kernels.  Results always equal eager's.
+
+    - ``fullgraph=True``: raise :class:`GraphBreakError` where the function would fall
+      back to eager (a graph break, code the observer cannot follow, ``max_traces``
+      reached, a replay that raised, a key that must run eagerly).
+    - ``dynamic``: ``None`` (default) makes a number argument or a number read from
+      state dynamic (a trace input) once it changes between calls; ``True`` makes number
+      arguments dynamic from the first trace; ``False`` never (every value is a guard).
+      Tensor sizes are always static: a new shape records a new trace.
+    - ``backend``: ``"inductor"`` (-> ``"numba"``), ``"aot_eager"``/``"eager"`` (->
+      ``"eager"``), or ours: ``"numba"`` (default), ``"python"``, ``"eager"``.
+    - ``mode``: see :data:`MODES`; ``"max-autotune"`` loads fused kernels without delay.
+    - ``options``: a dict; ``max_traces`` and ``check`` are read from it, other keys
+      (inductor's settings) are accepted and ignored.  Not together with ``mode``.
+    - ``disable=True``: return ``fn`` itself (no compilation).
+    - ``max_traces`` (ours): traces per function before its body runs eagerly with each
+      Module call compiled on its own; ``check=True`` (default: ``$DYNGRAPH_CHECK``) also
+      runs eager beside every replay and raises :class:`CheckError` at the first difference.
     """
-    kw = dict(fullgraph=fullgraph, max_traces=max_traces, backend=backend, check=check)
+    if mode is not None and options is not None:
+        raise RuntimeError("compile: either mode or options can be specified, not both")
+    if options is not None:
+        if not isinstance(options, dict):
+            raise TypeError(f"compile: options must be a dict, not {type(options).__name__}")
+        max_traces = options.get("max_traces", max_traces)
+        check = options.get("check", check)
+    if callable(backend) and not isinstance(backend, str):
+        raise NotImplementedError("compile: a custom backend callable is not supported; "
+                                  f"use one of {', '.join(map(repr, BACKENDS))}")
+    kw = dict(fullgraph=fullgraph, max_traces=max_traces, backend=backend, check=check,
+              dynamic=dynamic, mode=mode)
     if fn is None:
-        return lambda f: compile(f, **kw)
+        return lambda f: f if disable else compile(f, **kw)
+    if disable:
+        return fn
     if _is_module(fn):
         return CompiledModule(fn, **kw)
     return CompiledFunction(fn, **kw)
+
+
+def disable(fn=None, recursive: bool = True):
+    """``torch.compiler.disable``: ``fn`` is never compiled.  Called from a compiled
+    function while it records a trace, it makes that function run eagerly (as a graph
+    break does, and ``fullgraph=True`` raises); a replay never calls it (so it must not
+    be reached on a recorded path).  ``recursive`` is accepted (functions it calls are
+    not compiled either)."""
+    if fn is None:
+        return lambda f: disable(f, recursive)
+
+    @functools.wraps(fn)
+    def run_eagerly(*args, **kwargs):
+        tracer = STATE.tracer
+        if tracer is not None:
+            name = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
+            tracer.on_unsupported(f"a call of {name}, which compiler.disable() excludes")
+        return fn(*args, **kwargs)
+
+    run_eagerly._dyngraph_disabled = True
+    return run_eagerly
+
+
+def is_compiling() -> bool:
+    """``torch.compiler.is_compiling``: True while a compiled function records a trace
+    (what the function does then is what its replays do), False when it runs eagerly."""
+    return STATE.tracer is not None
 
 
 def _is_module(obj) -> bool:

@@ -11,6 +11,11 @@ takes it as a graph input, read from the same place on every replay.
 
 Python code that needs the concrete value (a comparison in an ``if``, ``int()``, an
 index, ``math.sqrt``) still specializes the trace on it with a guard.
+
+``compile(dynamic=...)``: ``None`` is the automatic behaviour above; ``True`` makes every
+positional int/float argument (other than a zero or NaN float) an input from the first
+trace; ``False`` never makes anything dynamic (every number is a guard, as a trace first
+bakes it).  Tensor sizes are static either way (a trace is per shape).
 """
 
 from __future__ import annotations
@@ -27,13 +32,16 @@ class DynamicScalars:
     """The places of one compiled function marked dynamic, and their handling while a
     trace runs."""
 
-    def __init__(self):
+    def __init__(self, mode: bool | None = None):
+        self.mode = mode             # compile(dynamic=...): None automatic, True, False
         self.args: set = set()       # positional indices and keyword names of arguments
         self.sources: dict = {}      # Source.key() -> Source of state read as a number
 
     # -- marking ---------------------------------------------------------------------
     def mark_from_guard(self, guard) -> bool:
         """A failed guard on a number read from state: its place becomes dynamic."""
+        if self.mode is False:
+            return False
         if not isinstance(guard, Equals) or type(guard.value) not in _NUMBERS:
             return False
         src = guard.source
@@ -44,6 +52,8 @@ class DynamicScalars:
 
     def mark_args(self, old_key, new_key) -> bool:
         """Top-level positional numbers that differ between two keys become dynamic."""
+        if self.mode is False:
+            return False
         (old_args, *_), (new_args, *_) = old_key, new_key
         changed = False
         if old_args[0] != "tuple" or new_args[0] != "tuple":
@@ -53,6 +63,16 @@ class DynamicScalars:
                 self.args.add(i)
                 changed = True
         return changed
+
+    def mark_all(self, args: tuple) -> bool:
+        """``dynamic=True``, at the first call: every positional number argument becomes
+        dynamic (a new set: other threads may be reading the old one)."""
+        if self.mode is not True:
+            return False
+        new = {i for i, a in enumerate(args) if dynamic_value(a)} - self.args
+        if new:
+            self.args = self.args | new
+        return bool(new)
 
     # -- while tracing ----------------------------------------------------------------
     def inject(self, tracer, args: tuple, kwargs: dict):

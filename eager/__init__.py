@@ -67,6 +67,19 @@ def get_default_dtype():
 
 
 def compile(fn=None, **kwargs):
-    """Lazy alias of :func:`compiler.compile` (eager never imports the compiler eagerly)."""
+    """Lazy alias of :func:`compiler.compile` (eager never imports the compiler eagerly):
+    ``torch.compile``'s signature, ``fullgraph``, ``dynamic``, ``backend``, ``mode``,
+    ``options``, ``disable``."""
     from compiler import compile as _compile
     return _compile(fn, **kwargs)
+
+
+def __getattr__(name):
+    # eager.compiler: the compiler package, as torch.compiler (reset, disable,
+    # is_compiling, wait, explain), imported at first use only
+    if name == "compiler":
+        import sys
+        import compiler as _compiler
+        sys.modules.setdefault(__name__ + ".compiler", _compiler)
+        return _compiler
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

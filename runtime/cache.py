@@ -33,6 +33,25 @@ Why the module is put in ``sys.modules`` before it is executed
     therefore stays registered under its name for as long as it is cached; it
     is removed again if executing it fails.
 
+Trust
+    The cache holds code that this process runs, so nothing in it is run unless this
+    library wrote it:
+
+    * the directory must belong to the user and not be writable by group or others
+      (as ssh and pip demand of theirs); otherwise it is refused with a warning that
+      names the fix, and kernels are cached in memory only. The default directory is
+      created with mode 0700.
+    * a module is loaded by explicit path (never by putting the directory on
+      ``sys.path``) from source bytes that equal the source it was asked for (its
+      name is the hash of that source); the bytes are compiled here, so a ``.pyc``
+      planted next to it (even one whose header matches the source's mtime and
+      size) is never read, and none is written.
+    * Numba's index (``.nbi``) and data (``.nbc``) files are pickles, and unpickling
+      runs code: for the modules loaded here, every such file Numba writes gets a
+      ``<file>.sha256`` record of its content, and a file is unpickled only when it
+      matches its record and belongs to the user; else it is deleted and Numba
+      recompiles (counted in ``cache_stats()["numba_repairs"]``).
+
 Robustness
     Files are written atomically (temp file in the same directory +
     ``os.replace``), so concurrent writers in several processes cannot leave a
@@ -54,12 +73,15 @@ import ast
 import contextlib
 import hashlib
 import importlib.util
+import io
 import logging
 import os
+import pickle
 import sys
 import tempfile
 import threading
 import types
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -116,6 +138,7 @@ def cache_dir() -> Path | None:
     (case-insensitive) disables the disk cache. Re-evaluated on every call.
     """
     raw = _override if _override is not None else os.environ.get(_ENV_VAR)
+    default = not raw
     if raw:
         if raw.strip().lower() == _OFF:
             return None
@@ -124,8 +147,41 @@ def cache_dir() -> Path | None:
         xdg = os.environ.get("XDG_CACHE_HOME")
         base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
         d = base / "dyngraph"
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+    d.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return d if _trusted_dir(d, default) else None
+
+
+_refused: set[str] = set()  # directories warned about already
+
+
+def _trusted_dir(d: Path, default: bool) -> bool:
+    """Whether ``d`` belongs to this user and nobody else can write into it (warns once
+    per directory, naming the fix, when not). The default directory is kept at 0700."""
+    if not hasattr(os, "getuid"):  # pragma: no cover - Windows: ACLs, not modes
+        return True
+    st = d.stat()
+    uid = os.getuid()
+    if st.st_uid == uid and default and st.st_mode & 0o077:
+        with contextlib.suppress(OSError):
+            os.chmod(d, 0o700)
+            st = d.stat()
+    problems = []
+    if st.st_uid != uid:
+        problems.append(f"it belongs to uid {st.st_uid}, not to you (uid {uid})")
+    if st.st_mode & 0o022:
+        problems.append(f"group or others may write into it (mode {st.st_mode & 0o777:o})")
+    if not problems:
+        return True
+    key = str(d)
+    if key not in _refused:
+        _refused.add(key)
+        fix = f"chmod go-w {d}" if st.st_uid == uid else f"chown {uid} {d} && chmod 700 {d}"
+        warnings.warn(
+            f"dyngraph: not using the kernel cache directory {d}: "
+            f"{' and '.join(problems)}, so code planted there would run in this process. "
+            f"Fix: {fix}, or point {_ENV_VAR} at a directory of your own (mode 700). "
+            "Kernels are cached in memory only meanwhile.", RuntimeWarning, stacklevel=3)
+    return False
 
 
 # --------------------------------------------------------------------------- public API
@@ -254,7 +310,7 @@ def _load_from_disk(source: str, name: str, directory: Path) -> types.ModuleType
         _log.warning("cannot write %s (%s); caching in memory only", path, exc)
         return _exec_in_memory(source, name)
     try:
-        mod = _import_file(name, path)
+        mod = _import_file(name, path, data)
     except Exception as exc:  # noqa: BLE001 - rebuild once, then re-raise the original
         first = exc
     else:
@@ -265,7 +321,7 @@ def _load_from_disk(source: str, name: str, directory: Path) -> types.ModuleType
     _purge_entry(path, name)
     try:
         _ensure_source(path, data, name)
-        mod = _import_file(name, path)
+        mod = _import_file(name, path, data)
     except Exception:  # noqa: BLE001
         mod = None
     if mod is None:  # raised outside the except block to keep ``first``'s own context
@@ -278,10 +334,7 @@ def _load_from_disk(source: str, name: str, directory: Path) -> types.ModuleType
 
 def _ensure_source(path: Path, data: bytes, name: str) -> bool:
     """Make ``path`` contain exactly ``data``. Returns True if it was written."""
-    try:
-        existing = path.read_bytes()
-    except FileNotFoundError:
-        existing = None
+    existing = _read_own(path)
     if existing == data:
         return False
     if existing is not None:
@@ -304,20 +357,154 @@ def _atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-def _import_file(name: str, path: Path) -> types.ModuleType:
+def _read_own(path: Path) -> bytes | None:
+    """The bytes of ``path``, or None when it is missing or not this user's file."""
+    try:
+        with open(path, "rb") as f:
+            if hasattr(os, "getuid") and os.fstat(f.fileno()).st_uid != os.getuid():
+                return None
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def source_digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _import_file(name: str, path: Path, data: bytes | None = None,
+                 digest: str | None = None) -> types.ModuleType:
+    """Execute the file ``path`` as module ``name``: from ``data`` (bytes just checked to
+    be the expected source), else from the file's bytes if their sha256 is ``digest``.
+    Compiled from those bytes here: no ``.pyc`` is read or written."""
+    if data is None:
+        data = _read_own(path)
+        if data is None or digest is None or source_digest(data) != digest:
+            raise ImportError(f"{path} is not the source this process wrote there: not "
+                              "loaded")
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:  # pragma: no cover - .py always has a loader
         raise ImportError(f"cannot create an import spec for {path}")
     mod = importlib.util.module_from_spec(spec)
+    mod.__dg_sha256__ = source_digest(data)  # what a compile worker checks before loading
+    code = compile(data, str(path), "exec", dont_inherit=True)
+    _trust_numba_files_of(name)
     sys.modules[name] = mod  # before exec: Numba's cache loader imports it by name
     try:
-        spec.loader.exec_module(mod)
+        exec(code, mod.__dict__)  # noqa: S102 - verified generated kernels
     except BaseException:
         if sys.modules.get(name) is mod:
             del sys.modules[name]
         raise
     _guard_numba_caches(mod)
     return mod
+
+
+# -- Numba's cache files: written with a record of their content, read only when they match
+
+_our_modules: set[str] = set()  # names of the modules whose Numba files are checked
+_numba_patched = False
+_SIDECAR = ".sha256"
+
+
+def _trust_numba_files_of(name: str) -> None:
+    """Check Numba's cache files of module ``name`` (install the check on first use)."""
+    global _numba_patched
+    _our_modules.add(name)
+    if _numba_patched:
+        return
+    with _lock:
+        if _numba_patched:
+            return
+        from numba.core.caching import IndexDataCacheFile
+        _patch_index_data_cache_file(IndexDataCacheFile)
+        _numba_patched = True
+
+
+def _ours(cache_file: Any) -> bool:
+    return cache_file._index_name.split(".", 1)[0] in _our_modules
+
+
+def _write_recorded(cache_file: Any, path: str, data: bytes) -> None:
+    with cache_file._open_for_write(path) as f:
+        f.write(data)
+    with cache_file._open_for_write(path + _SIDECAR) as f:
+        f.write(source_digest(data).encode())
+
+
+def _read_checked(path: str) -> bytes | None:
+    """``path``'s bytes if they match their record (None if missing; raises
+    _Untrusted, after deleting the file, if they do not match)."""
+    data = _read_own(Path(path))
+    if data is None:
+        if os.path.exists(path):
+            _discard_untrusted(path, "it is not your file")
+        return None
+    record = _read_own(Path(path + _SIDECAR))
+    if record is None or record.decode(errors="replace").strip() != source_digest(data):
+        _discard_untrusted(path, "its content is not what was recorded when it was written"
+                           if record is not None else "it has no record of its content")
+    return data
+
+
+class _Untrusted(OSError):
+    pass
+
+
+def _discard_untrusted(path: str, why: str):
+    _log.warning("dyngraph: not loading Numba cache file %s: %s; deleting it (Numba "
+                 "recompiles)", path, why)
+    _stats["numba_repairs"] += 1
+    for p in (path, path + _SIDECAR):
+        with contextlib.suppress(OSError):
+            os.unlink(p)
+    raise _Untrusted(f"untrusted Numba cache file {path}")
+
+
+def _patch_index_data_cache_file(cls: Any) -> None:
+    """Numba's index/data file class, for the modules loaded here: write a record of each
+    file's content next to it, and unpickle a file only after checking it."""
+    load_index, save_index = cls._load_index, cls._save_index
+    load_data, save_data = cls._load_data, cls._save_data
+
+    def _load_index(self):
+        if not _ours(self):
+            return load_index(self)
+        try:
+            data = _read_checked(self._index_path)
+        except _Untrusted:
+            return {}
+        if data is None:
+            return {}
+        f = io.BytesIO(data)
+        version = pickle.load(f)
+        if version != self._version:
+            return {}
+        stamp, overloads = pickle.loads(f.read())
+        return overloads if stamp == self._source_stamp else {}
+
+    def _save_index(self, overloads):
+        if not _ours(self):
+            return save_index(self, overloads)
+        data = pickle.dumps(self._version, protocol=-1) + self._dump(
+            (self._source_stamp, overloads))
+        _write_recorded(self, self._index_path, data)
+
+    def _load_data(self, name):
+        if not _ours(self):
+            return load_data(self, name)
+        data = _read_checked(self._data_path(name))  # _Untrusted is an OSError: a miss
+        if data is None:
+            raise FileNotFoundError(self._data_path(name))
+        return pickle.loads(data)
+
+    def _save_data(self, name, data):
+        if not _ours(self):
+            return save_data(self, name, data)
+        _write_recorded(self, self._data_path(name), self._dump(data))
+
+    cls._load_index, cls._save_index = _load_index, _save_index
+    cls._load_data, cls._save_data = _load_data, _save_data
 
 
 class _DisableNumbaCache(ast.NodeTransformer):
@@ -364,8 +551,8 @@ def _purge_entry(path: Path, name: str) -> None:
     except Exception as exc:  # noqa: BLE001 - best effort, private Numba API
         _log.debug("cannot locate $NUMBA_CACHE_DIR files for %s: %r", path, exc)
     for d in numba_dirs:
-        candidates.extend(d.glob(f"{name}.*.nbi"))
-        candidates.extend(d.glob(f"{name}.*.nbc"))
+        for ext in ("nbi", "nbc", "nbi" + _SIDECAR, "nbc" + _SIDECAR):
+            candidates.extend(d.glob(f"{name}.*.{ext}"))
     for p in candidates:
         try:
             p.unlink()

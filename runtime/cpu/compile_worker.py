@@ -16,6 +16,17 @@ compile is lost, never waited for).
 Protocol: length-prefixed pickled ``(function, args)`` requests on stdin (a module-level
 function: the compiler sends its whole build, see :func:`call`); ``("ok", None)`` or
 ``("error", text)`` replies on stdout.
+
+Deadlines: a reply that takes longer than :data:`TIMEOUT_S` (``DYNGRAPH_COMPILE_TIMEOUT``,
+seconds) means a hung worker: it is killed, the caller compiles in-process, and the next
+request starts a new worker; the lock that serializes requests is never waited for longer
+than that either.  A worker never starts a worker of its own (it compiles in-process), and
+it exits within :data:`PARENT_POLL_S` of its program's end, even when the program was
+killed or skipped its ``atexit`` handlers.
+
+Trust: the worker does not put the cache directory on ``sys.path``; it loads a generated
+module by its path, and only when the file's bytes have the sha256 that the program
+recorded when it loaded them (:func:`runtime.cache._import_file`).
 """
 
 from __future__ import annotations
@@ -25,16 +36,29 @@ import contextlib
 import hashlib
 import os
 import pickle
+import select
 import struct
 import subprocess
 import sys
 import threading
+import time
 
 _lock = threading.Lock()
 _proc: subprocess.Popen | None = None
 _proc_dir: str | None = None
 loaded = False  # whether a kernel has been loaded into this process (Numba is set up)
 _broken = False  # set when the worker cannot start: no retries in this process
+
+#: set in a worker's environment: a worker (and anything it starts) starts no worker
+IN_WORKER_ENV = "DYNGRAPH_IN_COMPILE_WORKER"
+#: seconds a request may take before the worker counts as hung (killed, then replaced)
+TIMEOUT_S = float(os.environ.get("DYNGRAPH_COMPILE_TIMEOUT", "300"))
+#: how often a worker checks that its program is still alive
+PARENT_POLL_S = 0.2
+
+
+def _in_worker() -> bool:
+    return os.environ.get(IN_WORKER_ENV) == "1"
 
 
 def _send(stream, obj) -> None:
@@ -51,6 +75,42 @@ def _recv(stream):
     return pickle.loads(stream.read(n))
 
 
+class WorkerTimeout(OSError):
+    """The worker did not reply within its deadline."""
+
+
+def _read_exactly(fd: int, n: int, deadline: float) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise WorkerTimeout(f"no reply from the compile worker within {TIMEOUT_S} s")
+        chunk = os.read(fd, n - got)
+        if not chunk:
+            raise EOFError("the compile worker exited")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def _send_until(fd: int, data: bytes, deadline: float) -> None:
+    """Write ``data`` to the raw pipe ``fd``; WorkerTimeout past ``deadline`` (a hung
+    worker that stopped reading would otherwise block a request larger than the pipe)."""
+    view = memoryview(data)
+    while view:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([], [fd], [], left)[1]:
+            raise WorkerTimeout(f"the compile worker took no request within {TIMEOUT_S} s")
+        view = view[os.write(fd, view[:65536]):]
+
+
+def _recv_until(fd: int, deadline: float):
+    """A reply read from the raw pipe ``fd`` (unbuffered: ``select`` sees every byte),
+    or WorkerTimeout past ``deadline`` (``time.monotonic()``)."""
+    (n,) = struct.unpack("<Q", _read_exactly(fd, 8, deadline))
+    return pickle.loads(_read_exactly(fd, n, deadline))
+
+
 # -- client --------------------------------------------------------------------------------
 
 def _start(directory: str) -> subprocess.Popen:
@@ -58,7 +118,9 @@ def _start(directory: str) -> subprocess.Popen:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     env["DYNGRAPH_CACHE_DIR"] = directory
-    return subprocess.Popen([sys.executable, "-m", "runtime.cpu.compile_worker", directory],
+    env[IN_WORKER_ENV] = "1"
+    return subprocess.Popen([sys.executable, "-m", "runtime.cpu.compile_worker", directory,
+                             str(os.getpid())],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, env=env)
 
@@ -79,19 +141,25 @@ def start() -> None:
     without a disk cache or when it runs already."""
     global _proc, _proc_dir, _broken
     from ..cache import cache_dir
+    if _broken or _in_worker():
+        return
     try:
         d = cache_dir()
     except OSError:
         return
-    if d is None or _broken:
+    if d is None:
         return
-    with _lock:
+    if not _lock.acquire(timeout=TIMEOUT_S):
+        return
+    try:
         if _proc is None or _proc.poll() is not None or _proc_dir != str(d):
             _stop()
             try:
                 _proc, _proc_dir = _start(str(d)), str(d)
             except OSError:
                 _broken = True
+    finally:
+        _lock.release()
 
 
 def call(fn, *args) -> bool:
@@ -102,11 +170,13 @@ def call(fn, *args) -> bool:
     its results are in the cache (if they were evicted since, the caller rebuilds them)."""
     global _proc, _proc_dir, _broken
     from ..cache import cache_dir
+    if _broken or _in_worker():  # a worker compiles in-process: no nested worker
+        return False
     try:
         d = cache_dir()
     except OSError:
         return False
-    if _broken or d is None:
+    if d is None:
         return False
     try:
         data = pickle.dumps((fn, args))
@@ -115,7 +185,10 @@ def call(fn, *args) -> bool:
     done = d / "built" / (hashlib.sha256(data).hexdigest()[:32] + ".done")
     if done.exists():  # built before (by a worker of this or an earlier process)
         return True
-    with _lock:  # one request at a time
+    deadline = time.monotonic() + TIMEOUT_S
+    if not _lock.acquire(timeout=TIMEOUT_S):  # one request at a time
+        return False
+    try:
         if _proc is None or _proc.poll() is not None or _proc_dir != str(d):
             _stop()
             try:
@@ -124,12 +197,13 @@ def call(fn, *args) -> bool:
                 _broken = True
                 return False
         try:
-            _proc.stdin.write(struct.pack("<Q", len(data)) + data)
-            _proc.stdin.flush()
-            status, _text = _recv(_proc.stdout)
-        except (OSError, EOFError, pickle.PickleError):
-            _stop()  # a dead worker: restarted next time
+            _send_until(_proc.stdin.fileno(), struct.pack("<Q", len(data)) + data, deadline)
+            status, _text = _recv_until(_proc.stdout.fileno(), deadline)
+        except (OSError, EOFError, ValueError, pickle.PickleError):
+            _stop()  # a dead or hung worker (killed): a new one starts next time
             return False
+    finally:
+        _lock.release()
     if status == "ok":
         with contextlib.suppress(OSError):
             done.parent.mkdir(exist_ok=True)
@@ -137,15 +211,15 @@ def call(fn, *args) -> bool:
     return status == "ok"
 
 
-def _compile_function(path: str, modname: str, name: str, sig) -> None:
-    """(In the worker.) Compile ``modname.name`` of the file ``path`` for ``sig``."""
-    import importlib.util
+def _compile_function(path: str, modname: str, name: str, sig, digest: str) -> None:
+    """(In the worker.) Compile ``modname.name`` of the file ``path`` for ``sig``; the
+    file is loaded only if its bytes have the sha256 ``digest``."""
+    from pathlib import Path
+
+    from ..cache import _import_file
     mod = sys.modules.get(modname)
-    if mod is None:
-        spec = importlib.util.spec_from_file_location(modname, path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[modname] = mod
-        spec.loader.exec_module(mod)
+    if mod is None or getattr(mod, "__dg_sha256__", None) != digest:
+        mod = _import_file(modname, Path(path), None, digest)
     getattr(mod, name).compile(sig)
 
 
@@ -157,8 +231,10 @@ def compile(dispatcher, sig) -> None:
             and not _on_disk(dispatcher, sig):
         module = sys.modules.get(dispatcher.py_func.__module__)
         path = getattr(module, "__file__", None)
-        if path and os.path.exists(path):
-            call(_compile_function, path, module.__name__, dispatcher.py_func.__name__, sig)
+        digest = getattr(module, "__dg_sha256__", None)  # loaded by runtime.cache
+        if path and digest and os.path.exists(path):
+            call(_compile_function, path, module.__name__, dispatcher.py_func.__name__, sig,
+                 digest)
     dispatcher.compile(sig)
     loaded = True
 
@@ -182,15 +258,30 @@ def _on_disk(dispatcher, sig) -> bool:
 
 # -- worker --------------------------------------------------------------------------------
 
-def _serve(directory: str) -> None:
+def _exit_with_parent(parent: int) -> None:
+    """(In the worker.) End this process within PARENT_POLL_S of its program's end, even
+    in the middle of a compile (a program killed, or ended by ``os._exit``)."""
+    def watch():
+        while True:
+            if os.getppid() != parent:
+                os._exit(0)
+            time.sleep(PARENT_POLL_S)
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+def _serve(directory: str, parent: int | None = None) -> None:
     global _broken
-    _broken = True  # no worker of its own
+    _broken = True  # no worker of its own (nor has the importable copy of this module:
+    os.environ[IN_WORKER_ENV] = "1"  # this one runs as __main__)
+    if parent is not None:
+        _exit_with_parent(parent)
     if hasattr(os, "nice"):  # the program's own threads (BLAS) come first on a busy machine
         try:
             os.nice(10)
         except OSError:
             pass
-    sys.path.insert(0, directory)  # generated modules import one another by name
+    # The cache directory is NOT put on sys.path: a file planted there (numba.py) would
+    # be imported. Generated modules are loaded by their path (runtime.cache).
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing else may write into the reply stream
     while True:
@@ -207,4 +298,4 @@ def _serve(directory: str) -> None:
 
 
 if __name__ == "__main__":
-    _serve(sys.argv[1])
+    _serve(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else None)

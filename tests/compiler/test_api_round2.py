@@ -381,3 +381,122 @@ def test_list_argument_that_grows_skips_building_its_key(monkeypatch):
     assert n["flatten"] <= 30, n
     # the state comes back to a traced one: found again at a power-of-two call
     same(cf(x, [0]), f(x, [0]))
+
+
+# -- 3. torch.compile's signature, torch.compiler's functions ---------------------------------
+
+def _gelu(x, k):
+    return 0.5 * x * (1 + torch.tanh(0.79788456 * (x + 0.044715 * x * x * x))) * k
+
+
+@pytest.mark.parametrize("backend,ours", [("inductor", "numba"), ("aot_eager", "eager"),
+                                          ("eager", "eager"), ("numba", "numba"),
+                                          ("python", "python")])
+def test_backend_names_of_torch_and_ours(backend, ours):
+    calls = [(torch.randn(6), 2.0) for _ in range(5)]
+    cf, _ = run_both(_gelu, calls, backend=backend)
+    assert cf.backend == ours and cf.stats()["hits"] >= 3
+    with pytest.raises(ValueError, match="unknown backend"):
+        compile(_gelu, backend="tvm")
+    with pytest.raises(NotImplementedError):
+        compile(_gelu, backend=lambda gm, inputs: gm)
+
+
+@pytest.mark.parametrize("mode", [None, "default", "reduce-overhead", "max-autotune",
+                                  "max-autotune-no-cudagraphs"])
+def test_modes(mode):
+    calls = [(torch.randn(6), 2.0) for _ in range(5)]
+    cf, _ = run_both(_gelu, calls, mode=mode, backend="python")
+    assert cf.mode == mode and cf.stats()["hits"] >= 3
+    with pytest.raises(RuntimeError, match="unknown mode"):
+        compile(_gelu, mode="fast")
+    with pytest.raises(RuntimeError, match="mode or options"):
+        compile(_gelu, mode="default", options={})
+
+
+def test_max_autotune_loads_kernels_without_the_first_load_wait():
+    cf = compile(_gelu, mode="max-autotune")
+    x = torch.randn(6)
+    cf(x, 2.0)
+    t0 = time.perf_counter()
+    cf(x, 2.0)
+    assert cf._first_use <= t0 - compiler.tiers.FIRST_LOAD_AFTER
+
+
+def test_options_and_disable():
+    cf = compile(_gelu, options={"max_traces": 2, "triton.cudagraphs": False},
+                 backend="python")
+    assert cf.max_traces == 2
+    assert compile(_gelu, disable=True) is _gelu
+    assert compile(disable=True)(_gelu) is _gelu
+    m = torch.nn.Linear(2, 2)
+    assert compile(m, disable=True) is m
+    assert torch.compile(_gelu, disable=True) is _gelu
+
+
+def test_dynamic_true_makes_numbers_inputs_from_the_first_trace():
+    calls = [(torch.randn(6), float(k) + 0.5) for k in range(6)]
+    cf, _ = run_both(_gelu, calls, dynamic=True, backend="python")
+    assert cf.stats()["traces"] == 1 and cf.stats()["hits"] == 5
+
+
+def test_dynamic_false_keeps_every_number_a_guard():
+    calls = [(torch.randn(6), float(k) + 0.5) for k in range(6)]
+    cf, _ = run_both(_gelu, calls, dynamic=False, backend="python")
+    assert cf.stats()["traces"] == 6
+    cf, _ = run_both(_gelu, calls, backend="python")  # automatic: dynamic at the change
+    assert cf.stats()["traces"] == 2
+
+
+def test_fullgraph_raises_at_the_first_fallback():
+    hist = []
+
+    def f(x):
+        return x * len(hist)
+
+    cf = compile(f, fullgraph=True, max_traces=2, backend="python")
+    x = torch.randn(3)
+    for _ in range(2):
+        hist.append(1)
+        same(cf(x), f(x))
+    hist.append(1)
+    with pytest.raises(GraphBreakError, match="max_traces"):
+        cf(x)
+
+    def g(x):
+        return torch.tensor(x.numpy() * 2)  # data read into Python: a graph break
+
+    with pytest.raises(GraphBreakError):
+        compile(g, fullgraph=True)(torch.randn(3))
+
+
+def test_compiler_disable_and_is_compiling():
+    seen = []
+
+    @compiler.disable
+    def helper(x):
+        seen.append(compiler.is_compiling())
+        return x + 1
+
+    def f(x):
+        return helper(x) * 2
+
+    calls = [(torch.randn(3),) for _ in range(5)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileWarning)
+        cf, _ = run_both(f, calls, backend="python")
+    assert cf.stats()["hits"] == 0  # never compiled: f runs eagerly
+    assert "compiler.disable" in str(cf.explain())
+    with pytest.raises(GraphBreakError, match="compiler.disable"):
+        compile(f, fullgraph=True)(torch.randn(3))
+
+    flags = []
+
+    def g(x):
+        flags.append(compiler.is_compiling())
+        return x * 3
+
+    compile(g, backend="python")(torch.randn(2))
+    assert flags == [True] and not compiler.is_compiling()
+    assert torch.compiler is compiler and torch.compiler.disable is compiler.disable
+    assert callable(torch.compiler.reset) and callable(torch.compiler.is_compiling)
