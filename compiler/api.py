@@ -22,6 +22,7 @@ from eager import autograd
 from eager import random as _random
 from eager._state import STATE
 from eager.nn.module import STRUCTURE_EPOCH
+from eager.func.batching import ACTIVE as _VMAPS
 from eager.tensor import Tensor
 from runtime.cpu import compile_worker
 
@@ -49,6 +50,11 @@ REPLAY_STRIKES = 3
 BACKOFF_AFTER = 4
 BACKOFF_MAX = 1024
 _ALL: list = []   # weak registry for compiler.reset()
+#: a call under a function transform: vmap's tensors hold batched storage, which traces and
+#: keys do not know; such a call runs the Python function eagerly (grad, vjp, jacrev and
+#: hessian work through autograd and replay as usual)
+_UNDER_VMAP = ("called inside eager.func.vmap: runs the function eagerly on the batched "
+               "tensors (vmap(compile(f)) computes vmap(f))")
 
 
 class GraphBreakError(RuntimeError):
@@ -183,6 +189,9 @@ class CompiledFunction:
         st = self._stats
         st["calls"] += 1
         if STATE.tracer is not None:  # called from inside another trace: inline it
+            return self.fn(*args, **kwargs)
+        if _VMAPS:  # inside eager.func.vmap: its batched tensors run the function eagerly
+            self._fallback(_UNDER_VMAP)
             return self.fn(*args, **kwargs)
         if self._always_eager is not None:
             self._fallback(self._always_eager)

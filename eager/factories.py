@@ -155,8 +155,19 @@ def _float_dtype(dtype) -> np.dtype:
     return _dt.DEFAULT_FLOAT.np if dtype is None else _dt.to_numpy(dtype)
 
 
+def _plain(*values) -> tuple:
+    """``values`` with the dynamic Python numbers of a traced call (a ``SymInt`` or
+    ``SymFloat`` of ``compile``) specialized: a factory's shape and dtype depend on
+    them, so the trace is guarded on their values (another value traces again)."""
+    tracer = STATE.tracer
+    if tracer is not None and tracer.has_syms:
+        return tracer.plain_data(values)
+    return values
+
+
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     on = _on(device)
+    fill_value, = _plain(fill_value)
     shape = norm_shape((size,) if isinstance(size, int) else tuple(size), "full")
     if dtype is None:
         dtype = _dt.result_type(fill_value)
@@ -184,6 +195,7 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     on = _on(device)
+    start, end, step = _plain(start, end, step)
     if end is None:
         start, end = 0, start
     if step == 0:

@@ -500,3 +500,71 @@ def test_compiler_disable_and_is_compiling():
     assert flags == [True] and not compiler.is_compiling()
     assert torch.compiler is compiler and torch.compiler.disable is compiler.disable
     assert callable(torch.compiler.reset) and callable(torch.compiler.is_compiling)
+
+
+# -- 4. dynamic ints in factories ---------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["arange", "arange_range", "arange_float", "full_size",
+                                  "full_value", "view", "zeros"])
+def test_factories_take_a_python_int_that_changes_every_call(name):
+    fns = {
+        "arange": lambda x, k: x[:k] * torch.arange(k),
+        "arange_range": lambda x, k: torch.arange(1, k, 2).float().sum() + x,
+        "arange_float": lambda x, k: torch.arange(0.5, k * 1.5, 0.5).sum() + x,
+        "full_size": lambda x, k: torch.full((k,), 2.5) + x[:k],
+        "full_value": lambda x, k: torch.full((3,), k) + x[:3],
+        "view": lambda x, k: x[:2 * k].view(k, -1).sum(0) * 2,
+        "zeros": lambda x, k: torch.zeros(k, 2).sum(1) + x[:k],
+    }
+    fn = fns[name]
+    ks = [2, 3, 5, 4, 6, 3, 2, 5]
+    calls = [(torch.randn(12), k) for k in ks]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileWarning)
+        cf, _ = run_both(fn, calls, backend="python")
+    assert cf.stats()["hits"] >= 2  # a value seen before replays its trace
+
+
+def test_dynamic_int_stays_symbolic_where_no_size_depends_on_it():
+    def f(x, k):
+        return torch.arange(4) * k + x  # k: an input of the trace; arange(4) static
+
+    calls = [(torch.randn(4), k) for k in range(1, 8)]
+    cf, _ = run_both(f, calls, backend="python")
+    assert cf.stats()["traces"] == 2  # the first, then one with k dynamic
+
+
+# -- 5. function transforms over a compiled function ---------------------------------------
+
+def _loss(x):
+    return (torch.sin(x) * x * x).sum()
+
+
+def test_vmap_of_a_compiled_function_equals_vmap_of_the_function():
+    cf = compile(_loss, backend="python")
+    for i in range(6):
+        xs = torch.randn(3, 4)
+        same(torch.func.vmap(cf)(xs), torch.func.vmap(_loss)(xs))
+        same(cf(xs[0]), _loss(xs[0]))  # outside vmap it still compiles and replays
+        if i == 1:
+            compiler.wait()
+    assert cf.stats()["hits"] >= 4
+    assert "eager.func.vmap" in str(cf.explain())
+
+
+def test_grad_and_friends_of_a_compiled_function():
+    cf = compile(_loss, backend="python")
+    for i in range(6):
+        x = torch.randn(4)
+        same(torch.func.grad(cf)(x), torch.func.grad(_loss)(x))
+        g, v = torch.func.grad_and_value(cf)(x)
+        g2, v2 = torch.func.grad_and_value(_loss)(x)
+        same(g, g2)
+        same(v, v2)
+        same(torch.func.jacrev(cf)(x), torch.func.jacrev(_loss)(x))
+        same(torch.func.hessian(cf)(x), torch.func.hessian(_loss)(x))
+        xs = torch.randn(3, 4)
+        same(torch.func.vmap(torch.func.grad(cf))(xs), torch.func.vmap(torch.func.grad(_loss))(xs))
+        if i == 1:
+            compiler.wait()
+    assert cf.stats()["hits"] >= 10
