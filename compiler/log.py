@@ -9,6 +9,11 @@ import os
 TOPICS = ("guards", "recompiles", "graph", "kernels", "fallbacks")
 
 
+# the library's loggers stay silent unless the application configures logging (a
+# NullHandler on the parent, as libraries should), and a topic switched on here prints once
+logging.getLogger("dyngraph").addHandler(logging.NullHandler())
+
+
 def _logger(topic: str) -> logging.Logger:
     return logging.getLogger(f"dyngraph.{topic}")
 
@@ -39,8 +44,10 @@ def configure(spec: str | None = None) -> None:
                 h.setFormatter(logging.Formatter("[dyngraph.%(name)s] %(message)s".replace(
                     "%(name)s", t)))
                 lg.addHandler(h)
+            lg.propagate = False  # our handler prints it; the root's would print it again
         else:
             lg.setLevel(logging.WARNING)
+            lg.propagate = True
 
 
 configure()

@@ -56,6 +56,16 @@ from . import cuda
 from . import amp, cpu
 from .amp import autocast, get_autocast_dtype, is_autocast_cpu_enabled, is_autocast_enabled
 from .dlpack import from_dlpack
+# names of PyTorch's boilerplate (version, finfo, memory formats, legacy tensor types,
+# backends flags, accelerator, dense-backed sparse COO, ...): see eager/compat.py
+from . import compat as _compat
+from .compat import *
+from .compat import __version__
+from . import backends, accelerator, sparse, serialization
+from .cuda import amp as _cuda_amp
+autograd.Variable = _compat.Variable
+linalg.lu_factor = _compat._linalg_lu_factor
+linalg.lu = _compat._linalg_lu
 
 
 def is_tensor(obj) -> bool:

@@ -175,21 +175,37 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     return _finish(t, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def _size_kw(args: tuple, size, name: str) -> tuple:
+    """The shape from ``*size`` or the ``size=`` keyword (PyTorch accepts both)."""
+    if size is None:
+        return args
+    if args:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    return (size,) if isinstance(size, int) else tuple(size)
+
+
+def zeros(*args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
+          pin_memory=False, memory_format=None) -> Tensor:
+    size = _size_kw(args, size, "zeros")
     on = _on(device)
     t = dispatch(_f.Full, shape=norm_shape(size, "zeros"), value=0, dtype=_float_dtype(dtype),
                  **on)
     return _finish(t, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def ones(*args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
+         pin_memory=False, memory_format=None) -> Tensor:
+    size = _size_kw(args, size, "ones")
     on = _on(device)
     t = dispatch(_f.Full, shape=norm_shape(size, "ones"), value=1, dtype=_float_dtype(dtype),
                  **on)
     return _finish(t, requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
+          pin_memory=False, memory_format=None) -> Tensor:
+    """An uninitialized tensor (here: zeros); the shape as ``*size`` or ``size=``."""
+    size = _size_kw(args, size, "empty")
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 

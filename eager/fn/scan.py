@@ -15,9 +15,16 @@ from .shape import cat, narrow
 __all__ = ["cumprod", "diff", "logcumsumexp"]
 
 
-def cumprod(input, dim: int, *, dtype=None):
-    """Cumulative product along ``dim``; bool/integer inputs give int64; ``dtype`` casts
-    the input first.  The gradient is exact where the input has zeros."""
+def cumprod(input, dim: int = None, *, dtype=None, axis=None):
+    """Cumulative product along ``dim`` (``axis`` is PyTorch's NumPy-style alias);
+    bool/integer inputs give int64; ``dtype`` casts the input first.  The gradient is exact
+    where the input has zeros."""
+    if axis is not None:
+        if dim is not None:
+            raise TypeError("cumprod() got both 'dim' and its alias 'axis'")
+        dim = axis
+    if dim is None:
+        raise TypeError("cumprod() missing 1 required positional argument: 'dim'")
     d = _wrap_dim(dim, input.ndim, "cumprod")
     if dtype is not None:
         input = cast(input, dtype)

@@ -478,7 +478,15 @@ def select(input, dim: int, index: int):
 
 # -- reordering (copies) ------------------------------------------------------------------
 
-def flip(input, *dims):
+def flip(input, *dims, **kwargs):
+    if "dims" in kwargs:  # flip(dims=...) as PyTorch names it
+        if dims:
+            raise TypeError("flip() got multiple values for argument 'dims'")
+        dims = (kwargs.pop("dims"),)
+    if kwargs:
+        raise TypeError(f"flip() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if len(dims) == 1 and isinstance(dims[0], int):
+        dims = (dims[0],)
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = dims[0]
     nd = input.ndim

@@ -1,0 +1,7 @@
+"""``eager.backends.mkldnn``: not used by eager (NumPy's BLAS does the maths)."""
+
+enabled = False
+
+
+def is_available() -> bool:
+    return False
