@@ -91,6 +91,40 @@ class GraphBreak(Exception):
     """Raised inside tracing only when ``fullgraph=True``."""
 
 
+def _tensor_facts(t: Tensor) -> tuple:
+    h, p = t._hooks, t._post_accumulate_hooks
+    return type(t), t.grad_fn is None, (tuple(h or ()), tuple(p or ())) if h or p else None
+
+
+class LiftedFacts:
+    """Guard: every lifted tensor still has the class, leafness and gradient hooks it had
+    when traced (the backward eager ran called those hooks; Python may branch on
+    ``isinstance(p, Parameter)`` or ``p.is_leaf``).  Arguments carry the same facts in the
+    call's key."""
+
+    __slots__ = ("tensors", "facts")
+
+    def __init__(self):
+        self.tensors: list = []
+        self.facts: list = []
+
+    def add(self, t: Tensor) -> None:
+        self.tensors.append(t)
+        self.facts.append(_tensor_facts(t))
+
+    def __call__(self) -> list:
+        return [_tensor_facts(t) for t in self.tensors]
+
+    def holds(self) -> bool:
+        for t, (cls, leaf, hooks) in zip(self.tensors, self.facts):
+            if type(t) is not cls or (t.grad_fn is None) is not leaf:
+                return False
+            if t._hooks or t._post_accumulate_hooks or hooks is not None:
+                if _tensor_facts(t)[2] != hooks:
+                    return False
+        return True
+
+
 class Tracer(TracerHooks):
     """Records one call of a function into a :class:`Graph` plus its side conditions
     (the hooks of eager's tracer contract, :class:`eager.tracing.TracerHooks`)."""
@@ -128,6 +162,7 @@ class Tracer(TracerHooks):
         self.has_random = False
         self.phase = "forward"
         self.entry_rg: dict[int, bool] = {}    # id(tensor) -> requires_grad at entry
+        self.lifted_facts = None               # LiftedFacts guard, made at the first lift
         self._next_id = 0
 
     # -- values ------------------------------------------------------------------------
@@ -164,6 +199,11 @@ class Tracer(TracerHooks):
             self.entry_rg.setdefault(id(t), t.requires_grad)
             self.lifted.append((t, v))
             self._note_memory(arr)
+            if self.lifted_facts is None:
+                self.lifted_facts = LiftedFacts()
+                self.guard_value("lifted tensors' class, is_leaf and gradient hooks",
+                                 self.lifted_facts, self.lifted_facts.facts)
+            self.lifted_facts.add(t)
         elif id(arr) in self.stale:
             self._unsupported("a view (or base) was used after an in-place write to an alias "
                               "of it")
@@ -357,6 +397,14 @@ class Tracer(TracerHooks):
         leaf = self.grad_origin.get(id(arr))
         if leaf is not None:  # a .grad that existed before the call, changed in place
             self.writebacks[("grad", id(leaf))] = (GradOf(leaf), v)
+
+    def on_requires_grad(self, t: Tensor, requires_grad: bool) -> None:
+        """A tensor made during the call may change its flag (the trace records what
+        follows); an argument's or a lifted tensor's flag is state the caller sees, which
+        a replay does not set."""
+        arr = t._data
+        if id(arr) in self.origin or id(arr) not in self.vals:
+            self._unsupported("requires_grad_() on a tensor the function did not make")
 
     def on_grad_get(self, leaf: Tensor) -> None:
         if id(leaf) in self.grad_shadow:

@@ -38,7 +38,10 @@ def flatten(args: tuple, kwargs: dict, dynamic=(), instance: bool = False):
             if type(a) is Tensor:
                 tensors.append(a)
                 d = a._data
-                parts.append((_TENSOR, d.shape, d.dtype.char, a.requires_grad, type(d)))
+                h, p = a._hooks, a._post_accumulate_hooks
+                parts.append((_TENSOR, d.shape, d.dtype.char, a.requires_grad, type(d),
+                              d.strides, Tensor, a.grad_fn is None,
+                              _hooks_key(h, p) if h or p else None))
             elif type(a) in _PLAIN:
                 parts.append((type(a).__name__, a))
             elif type(a) is float:
@@ -62,6 +65,17 @@ def flatten(args: tuple, kwargs: dict, dynamic=(), instance: bool = False):
     kw = tuple((n, _key_of(v, tensors)) for n, v in sorted(kwargs.items())) if kwargs else ()
     return tensors, (k, kw, STATE.grad_enabled,
                      memory_pattern(tensors) if len(tensors) > 1 else (), _autocast_key())
+
+
+def _hooks_key(hooks, post_accumulate_hooks) -> tuple:
+    """A tensor's gradient hooks in a key: the backward eager runs calls them."""
+    return tuple(hooks or ()), tuple(post_accumulate_hooks or ())
+
+
+#: what a tensor's key holds after its tag, in order (Python can branch on each: strides
+#: through ``is_contiguous()``/``stride()``, ``is_leaf``, ``isinstance(x, Parameter)``)
+TENSOR_FIELDS = ("shape", "dtype", "requires_grad", "device", "strides", "class", "is_leaf",
+                 "hooks")
 
 
 def _autocast_key():
@@ -129,7 +143,9 @@ def _key_of(obj, tensors):
     if isinstance(obj, Tensor):
         tensors.append(obj)
         d = obj._data
-        return (_TENSOR, d.shape, d.dtype.char, obj.requires_grad, type(d))
+        h, p = obj._hooks, obj._post_accumulate_hooks
+        return (_TENSOR, d.shape, d.dtype.char, obj.requires_grad, type(d), d.strides,
+                type(obj), obj.grad_fn is None, _hooks_key(h, p) if h or p else None)
     t = type(obj)
     if t is float:
         return ("float", obj if obj == obj and obj != 0.0 else FloatBits(obj))
@@ -176,7 +192,7 @@ def describe_key_change(old_key, new_key, names) -> str:
             continue
         where = _name(path, names)
         if a[0] == _TENSOR and b[0] == _TENSOR:
-            for i, what in ((1, "shape"), (2, "dtype"), (3, "requires_grad"), (4, "device")):
+            for i, what in enumerate(TENSOR_FIELDS, 1):
                 if a[i] != b[i]:
                     fmt = _FORMAT.get(what, repr)
                     return f"{where}: {what} {fmt(a[i])} != {fmt(b[i])}"
@@ -191,7 +207,7 @@ def dtype_name(char: str) -> str:
     return "bfloat16" if char == "E" else str(np.dtype(char))
 
 
-_FORMAT = {"dtype": dtype_name,
+_FORMAT = {"dtype": dtype_name, "class": lambda c: c.__name__,
            "device": lambda storage_type: runtime_device.of_type(storage_type).type}
 
 

@@ -169,7 +169,7 @@ class Path:
             arrs.append(np.asarray(src.read(args, kwargs), dtype))
         return arrs
 
-    def finish(self, outs: list, tensors, apply_effects: bool = True):
+    def finish(self, outs: list, tensors, apply_effects: bool = True, args=(), kwargs=None):
         """Apply write-backs, grad writes and Python effects, and build the user's result:
         output tensors hang in the autograd graph under nodes running the compiled
         backward, whose saved values keep eager's version checks (an in-place write to a
@@ -192,7 +192,7 @@ class Path:
             (r[1] if r[0] == "obj" else resolve(r, tensors))._grad = \
                 None if k is None else Tensor._make(outs[k])
         if self.effects and apply_effects:
-            apply_all_effects(self.effects, outs)
+            apply_all_effects(self.effects, outs, args, kwargs)
         wrapped = []
         visible = None  # memory root -> the user-visible tensor over it
         if self.attaches:
@@ -376,4 +376,6 @@ class Variant:
             except Exception as e:
                 # a program that may have written into inputs cannot be rerun eagerly
                 e.after_writes = path.program.wrote_before(e)
+                if state is not None:  # the eager rerun draws the same numbers
+                    _random.restore(state)
                 raise

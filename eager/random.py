@@ -18,6 +18,7 @@ import weakref
 
 import numpy as np
 
+from ._state import STATE
 from .cuda.random import GENERATOR as CUDA_GENERATOR
 from .tensor import Tensor
 from .tensor import device as _device
@@ -26,6 +27,13 @@ _DEFAULT_SEED = 67280421310721   # PyTorch's seed of a new torch.Generator()
 _U64 = 1 << 64
 _STATE_BYTES = 48                # PCG64 state (16) + increment (16) + uint32 cache (8) + seed (8)
 _ALL: weakref.WeakSet = weakref.WeakSet()
+
+
+def _state_access(what: str) -> None:
+    """A generator's state read or set into Python: a compiled trace cannot replay that
+    (its random ops draw from the generator's live state), so the function runs eagerly."""
+    if STATE.tracer is not None:
+        STATE.tracer.on_unsupported(f"{what} inside a compiled function")
 
 
 def _check_seed(seed, who: str = "manual_seed") -> int:
@@ -67,6 +75,7 @@ class Generator:
 
     def manual_seed(self, seed) -> Generator:
         """Seed this generator (in place: compiled code holding it sees the new stream)."""
+        _state_access("Generator.manual_seed")
         seed = _check_seed(seed)
         self._rng.bit_generator.state = np.random.PCG64(seed).state
         self._seed = seed
@@ -83,6 +92,7 @@ class Generator:
 
     def get_state(self) -> Tensor:
         """The generator's state as a uint8 tensor (for :meth:`set_state`)."""
+        _state_access("Generator.get_state")
         st = self._rng.bit_generator.state
         words = [st["state"]["state"], st["state"]["inc"]]
         raw = b"".join(w.to_bytes(16, "little") for w in words)
@@ -92,6 +102,7 @@ class Generator:
         return Tensor._make(np.frombuffer(raw, dtype=np.uint8).copy())
 
     def set_state(self, new_state) -> Generator:
+        _state_access("Generator.set_state")
         if not isinstance(new_state, Tensor):
             raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
         arr = new_state._data

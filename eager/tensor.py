@@ -191,6 +191,8 @@ class Tensor:
         if requires_grad and not _dt.is_float(self._data.dtype):
             raise RuntimeError("only Tensors of floating point dtype can require gradients, "
                                f"got {self.dtype}")
+        if STATE.tracer is not None and self.requires_grad != requires_grad:
+            STATE.tracer.on_requires_grad(self, requires_grad)
         self.requires_grad = requires_grad
         return self
 

@@ -40,6 +40,9 @@ class TracerHooks:
     def on_inplace(self, target, result) -> None:
         """``target``'s storage now holds ``result``."""
 
+    def on_requires_grad(self, t, requires_grad: bool) -> None:
+        """``t.requires_grad_(requires_grad)`` changes ``t``'s flag."""
+
     # reads into Python
     def on_branch(self, t, value, what: str) -> None:
         """Python read ``value`` from ``t`` as ``what`` (``bool()``, ``float()``...)."""

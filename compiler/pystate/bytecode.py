@@ -331,6 +331,12 @@ def load_attr(obs, st, frame, base: Prov, obj, name: str) -> Prov:
             if name in _MODULE_INTERNALS:
                 obs.owned.add(id(value))
             return persistent(src)
+        if _attr_kind(obj, name) == ("python", None) and \
+                type(obj).__getattr__ is obs.module_cls.__getattr__:
+            # not a parameter, buffer, submodule or attribute: Module.__getattr__ raises
+            # (``hasattr(self, "ema")`` before a buffer is registered lazily)
+            obs.guard(Missing(Attr(obs.source_of(base, obj), name), True, where(frame)))
+            return DET
     if isinstance(obj, types.ModuleType):
         value = obj.__dict__.get(name, _MISSING)
         if value is _MISSING:
@@ -459,7 +465,7 @@ def _write(obs, frame, target: Prov, obj, key, value: Prov, val, attr: bool):
             raise _unsure(f"sets the attribute {key} of a tensor")
         return  # t[i] = v and .grad are tensor writes the trace records itself
     eff = E.SetAttr(obj, key) if attr else E.SetItem(obj, key)
-    E.record(obs, eff, value, val, frame)
+    E.record(obs, eff, value, val, frame, target)
     obs.wrote(obj, key, value)
 
 
@@ -542,9 +548,14 @@ def store_item(obs, frame, val_p, val, cont_p, cont, key_p, key) -> None:
     if not key_p.det:
         raise _unsure("writes an item under a key whose origin the compiler lost track of")
     if type(cont) not in (list, dict) and not cont_p.fresh:
-        if isinstance(getattr(type(cont), "__setitem__", None), types.FunctionType):
-            return  # Python-level __setitem__: its frame is watched
-        raise _unsure(f"writes an item of a {type(cont).__name__} made before the call")
+        setitem = getattr(type(cont), "__setitem__", None)
+        if isinstance(setitem, types.FunctionType) and \
+                not trusted_file(setitem.__code__.co_filename):
+            return  # Python-level __setitem__ of the user's: its frame is watched
+        if not isinstance(cont, dict):
+            raise _unsure(f"writes an item of a {type(cont).__name__} made before the call")
+        # (a dict subclass of eager's, such as a module's parameter/buffer dict: its
+        # __setitem__ is not watched, so the write is recorded here)
     _write(obs, frame, cont_p, cont, _hashable(key), val_p, val, attr=False)
 
 
@@ -817,6 +828,8 @@ class _Call:
             st.stack.append(self.result)
         else:
             st.stack.append(st.child)
+        if self.new_object and self.obs is not None:  # an object of a user class
+            self.obs.made_object(peek.stack(st.frame)[-1])
         callee = self.callee
         if self.obs is not None and isinstance(callee, types.FunctionType) and \
                 callee.__code__.co_flags & _CO_GENERATORS:
@@ -952,7 +965,15 @@ def _call_class(obs, frame, cls, arg_provs, args, kwnames, npop):
             obs.consume(p, v, "content", frame)
     if cls is super:
         return _Call(None, arg_provs, tuple(kwnames), npop, False, True, DET)
-    return _Call(None, arg_provs, tuple(kwnames), npop, False, True, FRESH)
+    return _Call(None, arg_provs, tuple(kwnames), npop, False, True, FRESH,
+                 obs if _user_class(cls) else None)
+
+
+def _user_class(cls) -> bool:
+    """A class whose objects a replay could not remake (so a call must not return one it
+    made): not a built-in, NumPy's or eager's own."""
+    mod = cls.__module__ or ""
+    return mod.split(".", 1)[0] not in ("builtins", "numpy", "collections", *_OURS)
 
 
 def _call_pure(obs, frame, fn, arg_provs, args, kwnames, npop):
@@ -1031,6 +1052,19 @@ def _make_function(obs, st, frame, ins):
     n = 1 + bin(ins.arg & 0x0F).count("1")
     provs, _ = _operands(obs, st, frame, n, "use")
     st.stack.append(Prov(all(p.det for p in provs), True))
+    st.finish = _MadeObject(obs)
+
+
+class _MadeObject:
+    """Finish: the instruction made a new object the call must not return (a function)."""
+
+    __slots__ = ("obs",)
+
+    def __init__(self, obs):
+        self.obs = obs
+
+    def __call__(self, st, off):
+        self.obs.made_object(peek.stack(st.frame)[-1])
 
 
 @_op("RETURN_VALUE")

@@ -242,6 +242,7 @@ if NULL_ABOVE:
     def _make_function(obs, st, frame, ins):
         provs, _ = B._operands(obs, st, frame, 1, "use")
         st.stack.append(Prov(provs[0].det, True))
+        st.finish = B._MadeObject(obs)
 
     @_op("SET_FUNCTION_ATTRIBUTE")
     def _set_function_attribute(obs, st, frame, ins):

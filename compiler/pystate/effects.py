@@ -16,13 +16,21 @@ from eager.tensor import Tensor
 
 from .base import Unsure, where
 from .guards import is_immutable_value
+from .sources import Arg
 from .symbolic import is_sym, specialize
 
 
 class Effect:
-    __slots__ = ("value", "where")
+    """A write to replay.  ``source``: where its target is found on each call, when the
+    target was reached from an argument (a list passed in is a new list each call); None
+    when the trace holds the target itself."""
 
-    def apply(self, value) -> None:
+    __slots__ = ("value", "where", "source")
+
+    def target(self, args, kwargs):
+        return self.obj if self.source is None else self.source.read(args, kwargs)
+
+    def apply(self, value, target) -> None:
         raise NotImplementedError
 
     def describe(self) -> str:
@@ -36,10 +44,10 @@ class SetAttr(Effect):
     __slots__ = ("obj", "name")
 
     def __init__(self, obj, name):
-        self.obj, self.name = obj, name
+        self.obj, self.name, self.source = obj, name, None
 
-    def apply(self, value):
-        setattr(self.obj, self.name, value)
+    def apply(self, value, target):
+        setattr(target, self.name, value)
 
     def describe(self):
         return f"{_label(self.obj)}.{self.name} = {_short(self.value)}"
@@ -49,10 +57,10 @@ class SetItem(Effect):
     __slots__ = ("obj", "key", "label")
 
     def __init__(self, obj, key, label=None):
-        self.obj, self.key, self.label = obj, key, label
+        self.obj, self.key, self.label, self.source = obj, key, label, None
 
-    def apply(self, value):
-        self.obj[self.key] = value
+    def apply(self, value, target):
+        target[self.key] = value
 
     def describe(self):
         target = self.label or f"{_label(self.obj)}[{self.key!r}]"
@@ -63,10 +71,13 @@ class SetCell(Effect):
     __slots__ = ("cell", "name")
 
     def __init__(self, cell, name):
-        self.cell, self.name = cell, name
+        self.cell, self.name, self.source = cell, name, None
 
-    def apply(self, value):
-        self.cell.cell_contents = value
+    def target(self, args, kwargs):
+        return self.cell
+
+    def apply(self, value, target):
+        target.cell_contents = value
 
     def describe(self):
         return f"nonlocal {self.name} = {_short(self.value)}"
@@ -78,10 +89,10 @@ class CallMethod(Effect):
     __slots__ = ("obj", "method")
 
     def __init__(self, obj, method):
-        self.obj, self.method = obj, method
+        self.obj, self.method, self.source = obj, method, None
 
-    def apply(self, value):
-        getattr(self.obj, self.method)(*value)
+    def apply(self, value, target):
+        getattr(target, self.method)(*value)
 
     def describe(self):
         args = ", ".join(_short(v) for v in self.value.items) \
@@ -93,9 +104,12 @@ class Print(Effect):
     __slots__ = ("kwargs",)
 
     def __init__(self, kwargs):
-        self.kwargs = kwargs
+        self.kwargs, self.source = kwargs, None
 
-    def apply(self, value):
+    def target(self, args, kwargs):
+        return None
+
+    def apply(self, value, target):
         print(*value, **self.kwargs)
 
     def describe(self):
@@ -110,8 +124,8 @@ class Rebuild:
     def __init__(self, kind, items, keys=None):
         self.kind, self.items, self.keys = kind, items, keys
 
-    def build(self, outs=None):
-        items = [materialize(v, outs) for v in self.items]
+    def build(self, outs=None, args=(), kwargs=None):
+        items = [materialize(v, outs, args, kwargs) for v in self.items]
         if self.kind is dict:
             return dict(zip(self.keys, items))
         return self.kind(items)
@@ -128,12 +142,30 @@ class GraphScalar:
         self.kind = float if isinstance(sym, float) else int
 
 
-def materialize(v, outs=None):
+class ArgValue:
+    """A value the effect stores that was reached from an argument: read on each call."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source):
+        self.source = source
+
+
+def materialize(v, outs=None, args=(), kwargs=None):
     if isinstance(v, Rebuild):
-        return v.build(outs)
+        return v.build(outs, args, kwargs)
     if isinstance(v, GraphScalar):
         return v.kind(outs[v.k])
+    if isinstance(v, ArgValue):
+        return v.source.read(args, kwargs or {})
     return v
+
+
+def rooted_at_arg(src) -> bool:
+    """Whether a source starts at an argument of the call (read anew on each call)."""
+    while hasattr(src, "base"):
+        src = src.base
+    return isinstance(src, Arg)
 
 
 def graph_scalars(effects) -> list:
@@ -164,6 +196,8 @@ def replay_value(value, prov, depth=0):
         return value
     if isinstance(value, Tensor):
         return None  # a tensor made by the trace would need to be an output
+    if prov.source is not None and rooted_at_arg(prov.source):
+        return ArgValue(prov.source)
     if prov.fresh:
         t = type(value)
         if depth < 4 and t in (list, tuple):
@@ -188,8 +222,12 @@ class _ItemProv:
 _ITEM = _ItemProv()
 
 
-def record(obs, effect: Effect, prov, value, frame) -> None:
-    """Record ``effect`` storing ``value`` (of provenance ``prov``), or give up."""
+def record(obs, effect: Effect, prov, value, frame, target_prov=None) -> None:
+    """Record ``effect`` storing ``value`` (of provenance ``prov``) into a target of
+    provenance ``target_prov``, or give up."""
+    if target_prov is not None and target_prov.source is not None and \
+            rooted_at_arg(target_prov.source):
+        effect.source = target_prov.source
     rv = replay_value(value, prov)
     if rv is None and value is not None:
         raise Unsure(f"{type(effect).__name__.lower()} of a value the compiler cannot "
@@ -220,6 +258,8 @@ def record_method(obs, owner, owner_prov, name, args, arg_provs, frame) -> None:
                          f"remake on a replay ({type(v).__name__})")
         items.append(rv)
     eff = CallMethod(owner, name)
+    if owner_prov.source is not None and rooted_at_arg(owner_prov.source):
+        eff.source = owner_prov.source
     eff.value = Rebuild(tuple, items)
     eff.where = where(frame)
     obs.keep.append(owner)
@@ -243,9 +283,10 @@ def record_print(obs, args, kwnames, frame) -> None:
     obs.effects.append(eff)
 
 
-def apply_all(effects, outs=None) -> None:
+def apply_all(effects, outs=None, args=(), kwargs=None) -> None:
+    kwargs = kwargs or {}
     for e in effects:
-        e.apply(materialize(e.value, outs))
+        e.apply(materialize(e.value, outs, args, kwargs), e.target(args, kwargs))
 
 
 def _what(effect) -> str:

@@ -29,6 +29,7 @@ import functools
 import gc
 import os
 import sys
+import types
 
 from eager.tensor import Tensor
 
@@ -109,6 +110,7 @@ class Observer:
     def __init__(self, root, args: tuple, kwargs: dict):
         from eager.nn.module import Module
         self.module_cls = Module
+        self.observed_cls = _observed_classes()
         self.root_code = _root_code(root)
         self.args, self.kwargs = args, kwargs
         self.guards: list = []
@@ -123,6 +125,9 @@ class Observer:
         self._idents: set = set()
         self._started = False
         self._installed = False
+        self.root_state = None       # the traced call's own frame
+        self.made: dict = {}         # id -> object made by the call that a replay cannot
+        #                              remake (functions, objects of user classes)
         self._prev = None
         # code run asynchronously (garbage-collector callbacks, finalizers) is not the call's
         self._async = {id(c): c for c in (getattr(getattr(cb, "__func__", cb), "__code__", None)
@@ -209,14 +214,15 @@ class Observer:
             # a library helper called by eager's own code belongs to that code
             return frame.f_back in self.states or not library_file(code.co_filename) \
                 or (code is self.root_code and not self._started)
-        # eager's own code is trusted, except where the module layer (eager/nn) handles a
-        # Module (its methods, and helpers given one): that code reads the module's Python
-        # state.  Module attribute access itself is read at LOAD_ATTR instead.
-        if not _module_layer(code.co_filename) or code.co_name in _NOT_WATCHED_METHODS:
+        # eager's own code is trusted, except where it handles an object of the classes
+        # that keep Python state between calls (modules, LR schedulers, grad scalers: their
+        # methods and helpers given one): that code reads and writes the object's state
+        # as user code would.  Module attribute access itself is read at LOAD_ATTR instead.
+        if not _observed_layer(code.co_filename) or code.co_name in _NOT_WATCHED_METHODS:
             _NEVER_WATCHED[id(code)] = code
             return False
         f_locals = frame.f_locals
-        return any(isinstance(f_locals.get(n), self.module_cls) for n in _param_names(code))
+        return any(isinstance(f_locals.get(n), self.observed_cls) for n in _param_names(code))
 
     def _enter(self, st: FrameState, frame) -> None:
         code = frame.f_code
@@ -226,6 +232,7 @@ class Observer:
         call = getattr(parent.finish, "call", None) if parent is not None else None
         if not self._started and code is self.root_code:
             self._started = True
+            self.root_state = st
             st.locals = self._root_params(params, frame.f_locals)
         elif frame in self.gen_params:  # a generator's first step: bound when it was made
             st.locals, st.fresh_func = self.gen_params.pop(frame)
@@ -272,6 +279,8 @@ class Observer:
             if event == "opcode":
                 self._step(st, frame)
             elif event == "return":
+                if st is self.root_state and not st.yielded:
+                    self._check_result(arg)
                 self._returned(st, frame)
             elif event == "exception":
                 st.exc = True
@@ -325,6 +334,28 @@ class Observer:
         st.finish = None
         if not st.yielded:
             self.states.pop(frame, None)
+
+    def _check_result(self, value) -> None:
+        """What the call returns is rebuilt by a replay from the graph's outputs (tensors,
+        dynamic numbers), constants and containers of those; an object the call made
+        otherwise (a generator, a closure, an object of a user class) would be call 0's."""
+        todo = [value]
+        while todo:
+            v = todo.pop()
+            t = type(v)
+            if isinstance(v, Tensor) or is_sym(v) or is_immutable_value(v):
+                continue
+            if t in (list, tuple) or (isinstance(v, tuple) and hasattr(t, "_fields")):
+                todo.extend(v)
+            elif t is dict:
+                todo.extend(v.values())
+            elif isinstance(v, (types.GeneratorType, types.CoroutineType,
+                                types.AsyncGeneratorType)) or self.made.get(id(v)) is v:
+                raise Unsure(f"returns a {t.__name__} it made (a replay cannot make it "
+                             "anew)")
+
+    def made_object(self, obj) -> None:
+        self.made[id(obj)] = obj
 
     # -- helpers for the handlers -------------------------------------------------------
     def guard(self, g) -> None:
@@ -444,16 +475,29 @@ def _is_container(t) -> bool:
     return issubclass(t, (list, tuple, dict, set, frozenset))
 
 
-_NN_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.realpath(__file__)))), "eager", "nn") + os.sep
-_MODULE_LAYER: dict = {}
+def _observed_classes() -> tuple:
+    """eager's classes whose objects keep Python state between calls: their methods (and
+    eager's helpers given one) are watched like user code, so what they read is guarded
+    and what they write is replayed (a scheduler's ``step()`` inside a compiled step)."""
+    from eager.amp.grad_scaler import GradScaler
+    from eager.nn.module import Module
+    from eager.optim.lr_base import LRScheduler
+    return Module, LRScheduler, GradScaler
 
 
-def _module_layer(filename: str) -> bool:
-    t = _MODULE_LAYER.get(filename)
+_EAGER_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.realpath(__file__)))), "eager") + os.sep
+#: where the observed classes' code lives (the layers above the ops)
+_OBSERVED_DIRS = tuple(_EAGER_DIR + d + os.sep for d in ("nn", "optim", "amp"))
+_OBSERVED_LAYER: dict = {}
+
+
+def _observed_layer(filename: str) -> bool:
+    t = _OBSERVED_LAYER.get(filename)
     if t is None:
-        t = _MODULE_LAYER[filename] = (filename if filename.startswith(_NN_DIR) else
-                                       os.path.realpath(filename)).startswith(_NN_DIR)
+        t = _OBSERVED_LAYER[filename] = (
+            filename if filename.startswith(_OBSERVED_DIRS) else
+            os.path.realpath(filename)).startswith(_OBSERVED_DIRS)
     return t
 
 
