@@ -81,3 +81,4 @@ from .transformer import (  # noqa: F401
                          TransformerEncoderLayer,
 )
 from .upsampling import *  # noqa: F403 (Upsample, UpsamplingNearest2d, ...)
+from . import modules  # noqa: F401, E402 (torch.nn.modules.* import paths)

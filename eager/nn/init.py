@@ -11,6 +11,7 @@ import math
 import warnings
 
 from ..autograd.grad_mode import no_grad
+from .. import dtypes as _dt
 from ..fn import elementwise as _ew
 
 __all__ = ["calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_",
@@ -130,3 +131,32 @@ def kaiming_normal_(tensor, a: float = 0, mode: str = "fan_in",
     fan = _calculate_correct_fan(tensor, mode)
     std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
     return normal_(tensor, 0.0, std, generator)
+
+
+def orthogonal_(tensor, gain: float = 1.0, generator=None):
+    """Fill ``tensor`` (at least 2-D) with a (semi-)orthogonal matrix times ``gain``: the Q of
+    the QR decomposition of a standard normal ``(rows, cols)`` matrix (transposed when there
+    are more columns), signs fixed by R's diagonal, as PyTorch (Saxe et al., 2013).  The
+    normal draws come from eager's generator, so the values differ from PyTorch's."""
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    import numpy as np
+
+    from ..factories import randn, tensor as _tensor
+    rows = int(tensor.shape[0])
+    cols = tensor.numel() // rows
+    with no_grad():
+        flat = randn(rows, cols, dtype=_dt.float64, generator=generator).numpy()
+        if rows < cols:
+            flat = flat.T
+        q, r = np.linalg.qr(flat)
+        q = q * np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        value = _tensor(q.reshape(tuple(tensor.shape)) * gain, dtype=tensor.dtype)
+        return _write(tensor, value, "orthogonal_")
+
+
+__all__ += ["orthogonal_"]

@@ -2,6 +2,7 @@
 ``lr_scheduler``."""
 
 from . import lr_scheduler  # noqa: F401
+from .adadelta import Adadelta  # noqa: F401
 from .adagrad import Adagrad  # noqa: F401
 from .adam import Adam, AdamW  # noqa: F401
 from .optimizer import Optimizer  # noqa: F401

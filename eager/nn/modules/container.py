@@ -1,0 +1,11 @@
+"""PyTorch's import path ``torch.nn.modules.container`` for eager's classes."""
+
+from .. import (  # noqa: F401
+    ModuleDict,
+    ModuleList,
+    ParameterDict,
+    ParameterList,
+    Sequential,
+)
+
+__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]

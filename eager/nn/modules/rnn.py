@@ -1,0 +1,13 @@
+"""PyTorch's import path ``torch.nn.modules.rnn`` for eager's classes."""
+
+from .. import (  # noqa: F401
+    GRU,
+    GRUCell,
+    LSTM,
+    LSTMCell,
+    RNN,
+    RNNBase,
+    RNNCell,
+)
+
+__all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell"]
