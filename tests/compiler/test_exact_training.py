@@ -119,3 +119,27 @@ def test_pow_of_0d_floats_is_c_pow():
     t32 = torch.tensor(2.5)
     assert (t32 ** 1.5).dtype == torch.float32
     assert (t32 ** 1.5).item() == float(np.float32(2.5) ** np.float32(1.5))
+
+
+def test_check_mode_is_bitwise_where_promised():
+    """check=True compares bit for bit when the program promises eager's bits (the
+    generated Python, kernels of arithmetic), within the bound where a kernel runs a
+    runtime.cpu.mathlib transcendental."""
+    from compiler.check import exact, inexact_ops
+    from compiler.codegen.pysource import CompiledGraph
+    assert exact(CompiledGraph(None, "", []))
+    assert exact(CompiledGraph(None, "", [("k", "t0 = a0 * np.float32(2.0) + a1")]))
+    assert not exact(CompiledGraph(None, "", [("k", "t0 = mathlib.tanh(a0)")]))
+    assert inexact_ops([("k", "t0 = mathlib.tanh(a0)\nt1 = radd(acc, t0)")]) == \
+        ["float64 sum", "mathlib.tanh"]
+    w = torch.randn(4, 3, requires_grad=True)
+    opt = optim.Adam([w], lr=0.01)
+
+    def step(x):
+        opt.zero_grad()
+        (w * x).tanh().sum().backward()
+        opt.step()
+    fn = compile(step, backend="python", check=True)
+    for k in range(6):   # bitwise checks of every replay: they pass
+        fn(torch.full((4, 3), 0.1 * k))
+    assert fn.stats()["hits"] >= 4
