@@ -345,6 +345,13 @@ def load_attr(obs, st, frame, base: Prov, obj, name: str) -> Prov:
         if not isinstance(value, types.ModuleType) and not _is_trusted_module(obj):
             obs.guard_read(src, value, False, frame)
         return persistent(src)
+    if type(obj) is super:
+        method = _super_method(obj, name)
+        if method is not None:  # super().forward(x): the next class's function
+            klass, func = method
+            obs.keep.append(klass)
+            obs.guard_read(Attr(Fixed(klass), name), func, False, frame)
+            return Prov(True, True)
     kind, attr = _attr_kind(obj, name)
     src = Attr(obs.source_of(base, obj), name)
     covered = obs.covered(obj)
@@ -380,6 +387,20 @@ def load_attr(obs, st, frame, base: Prov, obj, name: str) -> Prov:
     st.finish = _TakeChild(DET)
     st.hints.append((obj, base))
     return DET
+
+
+def _super_method(sup, name):
+    """(class, function) that ``sup.name`` binds: the first class after ``__thisclass__``
+    in the MRO of the object's type whose dict has a plain function ``name``; else None."""
+    obj, start = sup.__self__, sup.__thisclass__
+    mro = (obj if isinstance(obj, type) else type(obj)).__mro__
+    if start not in mro:
+        return None
+    for klass in mro[mro.index(start) + 1:]:
+        if name in klass.__dict__:
+            attr = klass.__dict__[name]
+            return (klass, attr) if type(attr) is types.FunctionType else None
+    return None
 
 
 def _is_trusted_module(mod) -> bool:
@@ -895,8 +916,9 @@ def _call_finish(obs, st, frame, fn_p, fn, arg_provs, args, kwnames, npop, star=
     if isinstance(fn, type):
         return _call_class(obs, frame, fn, arg_provs, args, kwnames, npop)
     func = getattr(fn, "__func__", fn) if isinstance(fn, types.MethodType) else fn
-    if isinstance(fn, types.MethodType):
-        arg_provs = [Prov(True, None)] + list(arg_provs)
+    # the callee's parameters: a bound method's self first (arg_provs stay aligned with args)
+    param_provs = [Prov(True, None)] + list(arg_provs) if isinstance(fn, types.MethodType) \
+        else arg_provs
     if isinstance(func, types.FunctionType) or _is_python_callable(fn):
         result = DET
         if isinstance(func, types.FunctionType) and _trusted_function(obs, func):
@@ -908,7 +930,8 @@ def _call_finish(obs, st, frame, fn_p, fn, arg_provs, args, kwnames, npop, star=
             if _numpy_callable(func) and all(p.fresh or _no_state(v)
                                              for p, v in zip(arg_provs, args)):
                 result = FRESH  # a NumPy result over new arrays only
-        return _Call(func, arg_provs, tuple(kwnames), npop, fresh_callee, False, result, obs)
+        return _Call(func, param_provs, tuple(kwnames), npop, fresh_callee, False, result,
+                     obs)
     if (getattr(fn, "__module__", None) or "").split(".", 1)[0] in _OURS:
         # eager's own callables wrapped in C (functools.lru_cache...): trusted like its code
         for p, v in zip(arg_provs, args):

@@ -309,8 +309,10 @@ class Observer:
         st.child = None
         st.hints = []
         ins = st.instrs.get(off)
+        if ins is not None and ins.opname == "EXTENDED_ARG" and _EXTENDED_ARG_EVENTS:
+            return  # the instruction it extends has an event of its own (3.12+)
         while ins is not None and ins.opname == "EXTENDED_ARG":
-            # the instruction it extends runs without an event of its own
+            # the instruction it extends runs without an event of its own (3.11)
             ins = st.instrs.get(ins.offset + 2)
         if ins is None:
             raise Unsure("the compiler lost its place in the bytecode")
@@ -462,6 +464,7 @@ class _Chained:
 
 
 _CHECK = os.environ.get("DYNGRAPH_CHECK_OBSERVER") == "1"
+_EXTENDED_ARG_EVENTS = sys.version_info >= (3, 12)
 
 
 def _function_or_none(frame):
