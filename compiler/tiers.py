@@ -111,16 +111,32 @@ def worth_loading(first_use: float, hits: int, first_load: bool) -> bool:
 
 
 def wait(timeout: float | None = None) -> bool:
-    """Block until all background builds are done; False if ``timeout`` ran out first.
-    From the first call on, builds load their kernels as soon as they are made."""
+    """Block until all background builds are done; False if ``timeout`` (seconds) ran out
+    first, or if the builds were abandoned: the compile thread died (then they never
+    finish; the traces keep running as generated Python).  A build waiting for a hung
+    compile worker ends within the worker's deadline
+    (:data:`runtime.cpu.compile_worker.TIMEOUT_S`).  From the first call on, builds load
+    their kernels as soon as they are made."""
     import concurrent.futures as cf
     _hurry.set()
     with _lock:
         pending = list(_pending)
     if not pending:
         return True
-    done, not_done = cf.wait(pending, timeout=timeout)
-    return not not_done
+    deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
+    while True:
+        left = 0.25 if deadline is None else min(0.25, deadline - time.monotonic())
+        _, not_done = cf.wait(pending, timeout=max(0.0, left))
+        if not not_done:
+            return True
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
+        thread = _thread
+        if thread is None or not thread.is_alive():  # abandoned: nothing will finish them
+            with _lock:
+                _pending.difference_update(not_done)
+            return False
+        pending = list(not_done)
 
 
 def pending() -> int:

@@ -136,6 +136,18 @@ def _stop() -> None:
 atexit.register(_stop)
 
 
+def _forget_after_fork() -> None:
+    """(In a forked child, e.g. a DataLoader worker.) The parent's worker and lock are not
+    this process's: start afresh (a lock held by another thread at the fork would never
+    be released here)."""
+    global _proc, _proc_dir, _lock
+    _proc, _proc_dir, _lock = None, None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
+
+
 def start() -> None:
     """Start the worker now (its start-up, ~0.5 s, then overlaps other work); a no-op
     without a disk cache or when it runs already."""

@@ -8,6 +8,12 @@ sampler order, so the batches come out exactly as with ``num_workers=0``.  A wor
 An exception in a worker is raised again in the main process, with the worker's traceback.
 For an ``IterableDataset`` every worker iterates its own copy of the dataset; a worker whose
 iterator is exhausted drops out of the round-robin.
+
+Deadlines: ``timeout=`` raises "DataLoader timed out" within ``_STATUS_CHECK_INTERVAL`` of
+it (the stuck workers are terminated, not waited for); a worker that died is noticed within
+that interval too, and the error names its exit code or the signal that killed it; a
+worker ends within that interval of its main process's end (it watches its parent), and a
+shutdown gives the workers ``_SHUTDOWN_GRACE`` seconds in all before terminating them.
 """
 
 from __future__ import annotations
@@ -16,7 +22,9 @@ import itertools
 import os
 import queue
 import random
+import signal
 import sys
+import time
 import traceback
 import weakref
 
@@ -24,7 +32,11 @@ import numpy as np
 
 __all__ = ["WorkerInfo", "get_worker_info"]
 
-_STATUS_CHECK_INTERVAL = 5.0   # seconds between liveness checks while waiting
+#: seconds between liveness checks while waiting: the main process notices a dead worker,
+#: and a worker notices that the main process is gone, within this
+_STATUS_CHECK_INTERVAL = 0.1
+#: seconds the workers get to stop by themselves at shutdown before they are terminated
+_SHUTDOWN_GRACE = 0.5
 
 
 class WorkerInfo:
@@ -88,6 +100,7 @@ def _worker_loop(fetcher_factory, dataset, index_queue, data_queue, base_seed: i
                  init_fn, worker_id: int, num_workers: int, parent_pid: int, iterable: bool):
     global _worker_info
     import eager
+    _exit_with_parent(parent_pid)
     seed = base_seed + worker_id
     random.seed(seed)
     eager.manual_seed(seed)
@@ -137,6 +150,19 @@ def _worker_loop(fetcher_factory, dataset, index_queue, data_queue, base_seed: i
         pass
 
 
+def _exit_with_parent(parent_pid: int) -> None:
+    """End this worker within ``_STATUS_CHECK_INTERVAL`` of the main process's end, even
+    in the middle of a long ``__getitem__`` (a main process killed, or ended by
+    ``os._exit``, runs no shutdown)."""
+    import threading
+
+    def watch():
+        while os.getppid() == parent_pid:
+            time.sleep(_STATUS_CHECK_INTERVAL)
+        os._exit(0)
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 class MultiProcessingIter:
     """The iterator of a DataLoader with worker processes."""
 
@@ -167,8 +193,9 @@ class MultiProcessingIter:
             reader.close()
             self._index_queues.append(iq)
             self._workers.append(w)
+        self._grace = [_SHUTDOWN_GRACE]  # 0 after a timeout or a dead worker
         self._finalizer = weakref.finalize(self, _shutdown, self._workers, self._index_queues,
-                                           self._data_queue)
+                                           self._data_queue, self._grace)
         self._reset(first_iter=True)
 
     def _reset(self, first_iter: bool = False):
@@ -213,22 +240,27 @@ class MultiProcessingIter:
         self._send_idx += 1
 
     def _get_data(self):
-        """(idx, data) from the result queue; errors for dead workers and timeouts."""
-        waited = 0.0
-        step = self._timeout if self._timeout > 0 else _STATUS_CHECK_INTERVAL
+        """(idx, data) from the result queue; errors for dead workers (within
+        ``_STATUS_CHECK_INTERVAL``, naming the exit code or signal) and for ``timeout``."""
+        deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
         while True:
+            step = _STATUS_CHECK_INTERVAL
+            if deadline is not None:
+                step = max(0.0, min(step, deadline - time.monotonic()))
             try:
                 return self._data_queue.get(timeout=step)
             except queue.Empty:
                 dead = [w for i, w in enumerate(self._workers)
                         if self._workers_status[i] and not w.is_alive()]
                 if dead:
+                    self._grace[0] = 0.0  # the others may be stuck too: no grace
                     self._shutdown_workers()
-                    pids = ", ".join(str(w.pid) for w in dead)
-                    raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited "
-                                       "unexpectedly") from None
-                waited += step
-                if self._timeout > 0:
+                    raise RuntimeError(
+                        "; ".join(_death(w) for w in dead) + ". This may be caused by the "
+                        "dataset or worker_init_fn calling os._exit or sys.exit, a crash in "
+                        "native code, or the worker being killed (out of memory?)") from None
+                if deadline is not None and time.monotonic() >= deadline:
+                    self._grace[0] = 0.0  # stuck workers: terminated at once
                     self._shutdown_workers()
                     raise RuntimeError(f"DataLoader timed out after {self._timeout} "
                                        "seconds") from None
@@ -274,19 +306,41 @@ class MultiProcessingIter:
         self._finalizer()
 
 
-def _shutdown(workers, index_queues, data_queue) -> None:
-    """Tell every worker to stop, wait a moment, terminate the stragglers, close the pipes.
-    A ``weakref.finalize`` of the iterator: it holds the pipes itself, so a garbage
-    collection that frees the iterator cannot close them before the stop messages go."""
+def _death(w) -> str:
+    """How worker process ``w`` ended, as PyTorch words it."""
+    code = w.exitcode
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+            desc = signal.strsignal(-code) or name
+        except ValueError:
+            name = desc = f"signal {-code}"
+        return f"DataLoader worker (pid {w.pid}) is killed by signal: {desc} ({name})"
+    return f"DataLoader worker (pid {w.pid}) exited unexpectedly with exit code {code}"
+
+
+def _shutdown(workers, index_queues, data_queue, grace=(_SHUTDOWN_GRACE,)) -> None:
+    """Tell every worker to stop, give them ``grace[0]`` seconds together, then
+    terminate (and kill) the stragglers and close the pipes.  A ``weakref.finalize`` of
+    the iterator: it holds the pipes itself, so a garbage collection that frees the
+    iterator cannot close them before the stop messages go."""
     for q in index_queues:
         try:
             q.send(None)
         except (OSError, ValueError):
             pass
+    deadline = time.monotonic() + grace[0]
     for w in workers:
-        w.join(timeout=_STATUS_CHECK_INTERVAL)
+        w.join(timeout=max(0.0, deadline - time.monotonic()))
+    for w in workers:
         if w.is_alive():
             w.terminate()
+    deadline = time.monotonic() + 0.2
+    for w in workers:
+        w.join(timeout=max(0.0, deadline - time.monotonic()))
+        if w.is_alive():
+            w.kill()
+            w.join(timeout=0.2)
     for q in index_queues:
         q.close()
     data_queue.cancel_join_thread()
