@@ -25,6 +25,16 @@ kernels = _logger("kernels")
 fallbacks = _logger("fallbacks")
 
 
+class _TopicHandler(logging.StreamHandler):
+    """Prints a switched-on topic to stderr while the application has not configured
+    logging; once the root logger has handlers (``logging.basicConfig``), the record reaches
+    them through propagation instead, so each line prints once either way."""
+
+    def emit(self, record):
+        if not logging.getLogger().handlers:
+            super().emit(record)
+
+
 def configure(spec: str | None = None) -> None:
     """Enable the topics named in ``spec`` (default: ``$DYNGRAPH_LOG``) at INFO level."""
     spec = os.environ.get("DYNGRAPH_LOG", "") if spec is None else spec
@@ -40,14 +50,11 @@ def configure(spec: str | None = None) -> None:
         if t in wanted:
             lg.setLevel(logging.INFO)
             if not lg.handlers:
-                h = logging.StreamHandler()
-                h.setFormatter(logging.Formatter("[dyngraph.%(name)s] %(message)s".replace(
-                    "%(name)s", t)))
+                h = _TopicHandler()
+                h.setFormatter(logging.Formatter(f"[dyngraph.{t}] %(message)s"))
                 lg.addHandler(h)
-            lg.propagate = False  # our handler prints it; the root's would print it again
         else:
             lg.setLevel(logging.WARNING)
-            lg.propagate = True
 
 
 configure()
