@@ -13,6 +13,7 @@ import functools
 import inspect
 import logging
 import os
+import threading
 import time
 import warnings
 
@@ -98,6 +99,10 @@ class CompiledFunction:
                              check=check, dynamic=dynamic, mode=mode)
         self._instance = False   # a per-instance cache of a compiled method: see __get__
         self._per_instance = None
+        # threads: traces, misses and cache changes run holding this lock (_locked);
+        # replays of recorded traces do not take it
+        self._lock = threading.RLock()
+        self._epoch = 0  # bumped after each of those: a call that waited looks again
         self.reset()
 
     # -- bookkeeping -------------------------------------------------------------------
@@ -199,10 +204,11 @@ class CompiledFunction:
         if self._streak >= BACKOFF_AFTER and self._skip_lookup():
             st["fallbacks"] += 1  # past max_traces, calls keep missing: eager at its speed
             return self._regions.run(self.fn, args, kwargs)
+        epoch = self._epoch
         tensors, key = flatten(args, kwargs, self._dyn.args, self._instance)
         entry = self._cache.get(key)
         if entry is None:
-            return self._miss(key, tensors, args, kwargs)
+            return self._locked(epoch, args, kwargs, self._miss, key, tensors, args, kwargs)
         if entry is _EAGER:
             self._fallback("this key's trace could not be compiled")
             return self.fn(*args, **kwargs)
@@ -213,7 +219,7 @@ class CompiledFunction:
             pre = variant.pre
             if pre.empty or pre.holds(tensors, args, kwargs):
                 if k:  # the variant that matched goes first: one precondition check next time
-                    entry.insert(0, entry.pop(k))
+                    self._to_front(key, entry, variant)
                 if self.check:
                     rng, before = _random.snapshot(), snapshot(tensors, pre)
                 try:
@@ -229,16 +235,24 @@ class CompiledFunction:
                     self._backoff.pop(key, None)
                 self._streak = 0
                 if path.build_later is not None:  # its kernel build waited for a replay
-                    later, path.build_later = path.build_later, None
-                    later()
+                    with self._lock:  # once per path: one thread submits it
+                        later, path.build_later = path.build_later, None
+                    if later is not None:
+                        later()
                 if self.check:
                     return checked_replay(self, path, outs, tensors, args, kwargs, before, rng)
                 return path.finish(outs, tensors)
         if diverged is not None:
             st["guard_failures"] += 1
-            return self._diverged(key, diverged[0], diverged[1], tensors, args, kwargs)
+            return self._locked(epoch, args, kwargs, self._diverged, key, diverged[0],
+                                diverged[1], tensors, args, kwargs)
         if self._n_traces >= self.max_traces and self._warned_limit:
             return self._past_limit(key, entry, tensors, args, kwargs)
+        return self._locked(epoch, args, kwargs, self._recompile, key, entry, tensors, args,
+                            kwargs)
+
+    def _recompile(self, key, entry, tensors, args, kwargs):
+        """The guards of every trace of the key failed: record one more."""
         reason = entry[0].pre.failure(tensors, args, kwargs)
         failed = entry[0].pre.failing_guard(args, kwargs)
         if failed is not None and self._dyn.mark_from_guard(failed):
@@ -311,7 +325,8 @@ class CompiledFunction:
             raise
         strikes = self._strikes[key] = self._strikes.get(key, 0) + 1
         if strikes >= REPLAY_STRIKES:
-            self._cache[key] = _EAGER
+            with self._lock:  # not while another thread adds a trace to this key
+                self._cache[key] = _EAGER
             warnings.warn(f"{self.__name__}: replaying a compiled trace failed ({what}) where "
                           f"eager did not, {strikes} times; this key runs eagerly from now on",
                           CompileWarning, stacklevel=3)
@@ -325,6 +340,7 @@ class CompiledFunction:
 
     def _miss(self, key, tensors, args, kwargs):
         self._stats["misses"] += 1
+        self._dyn.args = set(self._dyn.args)  # marked in a copy: flatten may read it
         if self._last_key is None and self._dyn.mark_all(args):  # dynamic=True
             tensors, key = flatten(args, kwargs, self._dyn.args, self._instance)
         if self._n_traces >= self.max_traces and self._warned_limit:
@@ -633,6 +649,35 @@ class CompiledFunction:
 
         tiers.submit(job, on_error, prepare, ready)
 
+    # -- threads -----------------------------------------------------------------------
+    def _locked(self, epoch, args, kwargs, slow, *slow_args):
+        """``slow(*slow_args)`` (a miss, a divergence, a recompile: a trace, a change of
+        the cache) holding the lock, so that threads meeting the same new key trace it
+        once.  If another thread changed the cache since this call read ``epoch`` (before
+        its lookup), the call looks again instead (and usually replays what that thread
+        recorded).  Past ``max_traces`` the body runs eagerly (regions) without the lock:
+        there is no trace to wait for."""
+        if self._regions is not None and self._n_traces >= self.max_traces:
+            return slow(*slow_args)
+        with self._lock:
+            if self._epoch != epoch:
+                self._stats["calls"] -= 1
+                return self(*args, **kwargs)
+            try:
+                return slow(*slow_args)
+            finally:
+                self._epoch += 1
+
+    def _to_front(self, key, entry, variant) -> None:
+        """Put ``variant`` first in its key's list, as a new list (other threads may be
+        iterating this one); skipped while another thread holds the lock (tracing)."""
+        if self._lock.acquire(blocking=False):
+            try:
+                if self._cache.get(key) is entry:
+                    self._cache[key] = [variant] + [v for v in entry if v is not variant]
+            finally:
+                self._lock.release()
+
 
 def _output_backward(tracer: Tracer, t: Tensor, diff_tensors: list):
     """What a replayed output needs for autograd: None (no graph), FREED (a backward inside
@@ -906,7 +951,8 @@ def _wait_all(timeout: float | None = None) -> bool:
     for ref in list(_ALL):
         cf = ref()
         if cf is not None:
-            cf._submit_builds()
+            with cf._lock:  # (a replay in another thread may submit one meanwhile)
+                cf._submit_builds()
     return tiers.wait(timeout)
 
 

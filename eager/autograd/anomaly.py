@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._state import STATE
+from .._state import STATE, set_anomaly
 
 
 class detect_anomaly:
@@ -15,11 +15,11 @@ class detect_anomaly:
 
     def __enter__(self):
         self._prev.append(STATE.anomaly)
-        STATE.anomaly = self.check_nan
+        set_anomaly(self.check_nan)
         return self
 
     def __exit__(self, *exc):
-        STATE.anomaly = self._prev.pop()
+        set_anomaly(self._prev.pop())
         return False
 
     def __call__(self, fn):
@@ -33,7 +33,7 @@ class detect_anomaly:
 
 
 def set_detect_anomaly(mode: bool) -> None:
-    STATE.anomaly = bool(mode)
+    set_anomaly(mode)
 
 
 def is_anomaly_enabled() -> bool:

@@ -21,6 +21,8 @@ hooks and waits for them in such a callback).
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .._state import STATE
@@ -31,7 +33,13 @@ from .node import DEVICE_NODES, Node
 
 _ndarray = np.ndarray
 
-_callbacks: list | None = None  # while a backward runs: functions to call at its end
+
+class _Running(threading.local):
+    """Per thread, as grad mode (threads may run backwards at the same time)."""
+    callbacks: list | None = None  # while a backward runs: functions to call at its end
+
+
+_running = _Running()
 _F32 = np.dtype(np.float32)
 #: set by :mod:`eager.func.batching`: ``fn(gradient, leaf) -> gradient`` applied to a
 #: gradient leaving the engine (into ``leaf.grad``, or returned by ``grad``: leaf None)
@@ -44,9 +52,10 @@ def queue_callback(callback) -> None:
     """Call ``callback()`` once the backward now running has finished (after every leaf's
     ``.grad`` is written), as PyTorch's ``Variable._execution_engine.queue_callback``.
     Callbacks run in the order queued; one may queue another."""
-    if _callbacks is None:
+    callbacks = _running.callbacks
+    if callbacks is None:
         raise RuntimeError("Final callbacks can only be installed during backward pass.")
-    _callbacks.append(callback)
+    callbacks.append(callback)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -95,13 +104,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def _run(roots, root_grads, retain_graph, create_graph, inputs, capture, partial=False):
-    global _callbacks
-    outer, _callbacks = _callbacks, []
+    outer, _running.callbacks = _running.callbacks, []
     try:
         return _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
                           partial)
     finally:
-        _callbacks = outer
+        _running.callbacks = outer
 
 
 def _upcast_half_tensors(items) -> tuple:
@@ -281,8 +289,9 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
                     captured[k] = _final(gl) if as_tensors else Tensor._make(np.asarray(gl))
                 continue
             finish(key, leaf, gl)
-        while _callbacks:
-            _callbacks.pop(0)()
+        callbacks = _running.callbacks
+        while callbacks:
+            callbacks.pop(0)()
     finally:
         STATE.grad_enabled = prev_mode
     return captured
@@ -368,8 +377,9 @@ def _run_chain(root, nodes, root_grads, retain_graph):
                     finish(id(nx), nx, gi)
             if g is None:
                 break
-        while _callbacks:
-            _callbacks.pop(0)()
+        callbacks = _running.callbacks
+        while callbacks:
+            callbacks.pop(0)()
     finally:
         STATE.grad_enabled = prev_mode
     return []

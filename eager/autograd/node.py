@@ -13,7 +13,7 @@ import traceback
 
 import numpy as np
 
-from .._state import STATE
+from .._state import _State
 from ..ops.base import OUT
 from ..tensor import Tensor
 
@@ -84,7 +84,8 @@ class Node:
             self.saved = saved
         else:
             self.saved = ()
-        self.trace = traceback.format_stack()[:-3] if STATE.anomaly else None
+        # anomaly mode is process-wide: a class attribute (read without the per-thread lookup)
+        self.trace = traceback.format_stack()[:-3] if _State.anomaly else None
 
     # -- PyTorch-compatible introspection -------------------------------------------
     def name(self) -> str:
