@@ -297,7 +297,8 @@ def _sum_to(n, w: Writer):
 
 def _rows_of_last_dim(n, w: Writer, what: str) -> tuple:
     """Start a loop over the rows of ``n``'s input along its last dimension, with ``_m``
-    each row's maximum (NaN wins; a non-finite maximum shifts by 0, as eager's ``_shifted``)
+    each row's maximum (NaN wins; a -inf maximum shifts by 0, as eager's
+    ``_softmax_shifted``)
     and ``_s`` zeroed: (input rows name, output rows name, row length, dtype source)."""
     a = n.inputs[0]
     nd = len(a.shape)
@@ -316,7 +317,7 @@ def _rows_of_last_dim(n, w: Writer, what: str) -> tuple:
         f"    for _j in range(1, {c}):",
         f"        if {x}[_i, _j] > _m or {x}[_i, _j] != {x}[_i, _j]:",
         f"            _m = {x}[_i, _j]",
-        "    if not np.isfinite(_m):",
+        "    if _m == -np.inf:",  # +inf and NaN stay: that row is all NaN, as in eager
         f"        _m = {dt}(0.0)",
         "    _s = 0.0",
     ]

@@ -343,9 +343,10 @@ TABLE.update({
 
 
 def _shifted(a, dim):
-    """``a - max`` along ``dim`` with non-finite maxima taken as 0 (as eager)."""
+    """``a - max`` along ``dim`` with a -inf maximum taken as 0 (as eager's
+    ``_softmax_shifted``: a row holding +inf or NaN is all NaN, as in PyTorch)."""
     m = reduce("amax", a, (dim,), True, a.dtype)
-    m = run_elementwise(E.Where, [run_elementwise(E.Isfinite, [m], {}), m, 0.0], {})
+    m = run_elementwise(E.Where, [run_elementwise(E.Eq, [m, -np.inf], {}), 0.0, m], {})
     return run_elementwise(E.Sub, [a, m], {})
 
 

@@ -223,13 +223,19 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
 
 
 def one_hot(tensor, num_classes: int = -1):
+    """An int64 tensor of shape ``tensor.shape + (num_classes,)`` with a 1 at each class
+    index; ``num_classes=-1`` takes the largest value plus one.  Negative values, values
+    ``>= num_classes`` and an empty tensor without ``num_classes`` raise PyTorch's
+    RuntimeErrors."""
     if tensor._data.dtype.kind not in "iu":
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:
-        num_classes = int(tensor._data.max()) + 1 if tensor.numel() else 0
-    from ..factories import arange
-    eq = _ew.eq(_reshape(tensor, tuple(tensor.shape) + (1,)), arange(num_classes))
-    return _ew.cast(eq, _dt.int64)
+        if not tensor.numel():
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(tensor.max()) + 1
+    elif num_classes < -1:
+        raise RuntimeError("num_classes should be positive")
+    return dispatch(_loss.OneHot, tensor, num_classes=int(num_classes))
 
 
 # -- losses -----------------------------------------------------------------------------

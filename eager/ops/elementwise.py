@@ -197,17 +197,33 @@ class Div(Binary):
         return f"{S.arg(args[0], rt)} / {S.arg(args[1], rt)}", rt
 
 
+class IntegerDivisionByZero(RuntimeError, ZeroDivisionError):
+    """Integer ``//`` or ``%`` by zero: PyTorch raises ``RuntimeError: ZeroDivisionError``
+    (NumPy would give 0 with a warning); also a Python ``ZeroDivisionError``."""
+
+
+def _check_integer_divisor(a, b) -> None:
+    """Raise as PyTorch does when an integer division has a zero divisor."""
+    kind = getattr(b, "dtype", None)
+    kind = kind.kind if kind is not None else ("i" if isinstance(b, int) else "f")
+    if kind in "iub" and np.result_type(a, b).kind in "iu" and not np.all(b):
+        raise IntegerDivisionByZero("ZeroDivisionError")
+
+
 class FloorDivide(Binary):
     differentiable = False
 
     out_dtype = promoted_no_bool
 
     def forward(a, b):
+        _check_integer_divisor(a, b)
         return np.floor_divide(a, b)
 
     def scalar(S, args, p, out):
         rt, a, b = S.binary(args)
-        S.need(rt != BOOL)
+        # integers: the forward checks for a zero divisor (a fused kernel would give 0),
+        # so only a nonzero literal divisor fuses
+        S.need(rt != BOOL and (rt.kind == "f" or (args[1].is_lit and args[1].value != 0)))
         return f"{a} // {b}", rt
 
 
@@ -218,6 +234,7 @@ class Remainder(Binary):
     out_dtype = promoted_no_bool
 
     def forward(a, b):
+        _check_integer_divisor(a, b)
         return np.remainder(a, b)
 
     def backward(F, g, saved, node):
@@ -227,7 +244,9 @@ class Remainder(Binary):
 
     def scalar(S, args, p, out):
         rt, a, b = S.binary(args)
-        S.need(rt != BOOL)
+        # integers: the forward checks for a zero divisor (a fused kernel would give 0),
+        # so only a nonzero literal divisor fuses
+        S.need(rt != BOOL and (rt.kind == "f" or (args[1].is_lit and args[1].value != 0)))
         return f"{a} % {b}", rt
 
 

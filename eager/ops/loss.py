@@ -1,4 +1,5 @@
-"""Loss ops with dedicated kernels: the negative log-likelihood of class indices.
+"""Loss ops with dedicated kernels: the negative log-likelihood of class indices, and
+``one_hot`` (which checks its class values as PyTorch does, on every compiled replay too).
 
 ``nll_loss`` over ``(N, C)`` log-probabilities is one op instead of a chain of gather,
 masks and reductions (about 25 graph nodes with its backward), which matters for small
@@ -80,3 +81,20 @@ class NllLossGrad(Op):
         return F.nll_loss(gg, target, ignore_index=p["ignore_index"],
                           reduction=p["reduction"]), None
 
+
+
+class OneHot(Op):
+    """``one_hot``: an int64 tensor of shape ``x.shape + (num_classes,)`` with a 1 at each
+    class index.  Out-of-range values raise PyTorch's errors (on every call: an op, so a
+    compiled replay checks them as eager does)."""
+    differentiable = False
+
+    def forward(x, num_classes):
+        if x.size:
+            if x.min() < 0:
+                raise RuntimeError("Class values must be non-negative.")
+            if x.max() >= num_classes:
+                raise RuntimeError("Class values must be smaller than num_classes.")
+        out = np.zeros(x.shape + (num_classes,), np.int64)
+        np.put_along_axis(out, x[..., None].astype(np.intp), 1, axis=-1)
+        return out

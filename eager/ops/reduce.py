@@ -327,6 +327,15 @@ class Logsumexp(Op):
         return (F.mul(_keep(F, g, node), F.exp(F.sub(a, _keep(F, out, node)))),)
 
 
+def _softmax_shifted(a, axis):
+    """``a - max`` along ``axis`` as PyTorch's softmax shifts: a maximum of ``-inf`` (a row
+    of -inf) shifts by 0, while ``+inf`` and NaN maxima stay, so such a row is all NaN
+    (``inf - inf``), as in PyTorch: ``softmax([inf, 1, -inf])`` is ``[nan, nan, nan]``."""
+    m = a.max(axis=axis, keepdims=True)
+    m = np.where(m == -np.inf, 0, m).astype(a.dtype, copy=False)
+    return a - m
+
+
 class Softmax(Op):
     """``exp(a) / sum(exp(a))`` along one ``dim``; backward ``out * (g - sum(g * out))``."""
     saves = (OUT,)
@@ -340,8 +349,7 @@ class Softmax(Op):
                 e = np.exp(a - m)
                 return np.divide(e, e.sum(axis=dim, keepdims=True), out=e)
         with _quiet_if_nonfinite(a):
-            z, _ = _shifted(a, dim)
-            e = np.exp(z)
+            e = np.exp(_softmax_shifted(a, dim) if a.size else a)
             return (e / np.sum(e, axis=dim, keepdims=True)).astype(a.dtype, copy=False)
 
     def backward(F, g, saved, node):
@@ -366,7 +374,7 @@ class LogSoftmax(Op):
                 lse = np.log(np.exp(z).sum(axis=dim, keepdims=True))
                 return np.subtract(z, lse, out=z)
         with _quiet_if_nonfinite(a):
-            z, _ = _shifted(a, dim)
+            z = _softmax_shifted(a, dim) if a.size else a
             lse = np.log(np.sum(np.exp(z), axis=dim, keepdims=True))
             return (z - lse).astype(a.dtype, copy=False)
 
