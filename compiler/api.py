@@ -241,7 +241,7 @@ class CompiledFunction:
                         later()
                 if self.check:
                     return checked_replay(self, path, outs, tensors, args, kwargs, before, rng)
-                return path.finish(outs, tensors)
+                return path.finish(outs, tensors, args=args, kwargs=kwargs)
         if diverged is not None:
             st["guard_failures"] += 1
             return self._locked(epoch, args, kwargs, self._diverged, key, diverged[0],
@@ -406,12 +406,15 @@ class CompiledFunction:
         finally:
             STATE.tracer = None
             restore()
-        unsym_state(observer.effects)
+            unsym_state(observer.effects)  # (also when the call raised)
         result = deep_plain(raw) if tracer.has_syms else raw
         self._stats["traces"] += 1
         self._stats["fallbacks"] += 1  # this call ran eagerly
         self._n_traces += 1
         if observer.unsure:
+            if observer.this_call_only:  # (a buffer registered lazily): trace the next call
+                self._fallback(f"this call could not be traced: {observer.unsure[0]}")
+                return result
             self._run_eagerly("; ".join(observer.unsure))
             return result
         if tracer.half and not (tracer.breaks or tracer.unsupported):
@@ -797,7 +800,13 @@ def compile(fn=None, *, fullgraph: bool = False, dynamic: bool | None = None,
     ``torch.compile``'s signature.
 
     The first call of each new key runs eagerly while recording a trace; later calls with
-    the same guards replay fused kernels.  Results always equal eager's.
+    the same guards replay it: as generated Python at once, then as fused Numba kernels
+    (``backend="python"``: the generated Python only).  Results are eager's bits (README,
+    "Exactness") on the generated Python and in kernels of arithmetic, casts, ``sqrt``,
+    ``pow``, ``erf`` and BLAS products; a kernel's ``exp``/``expm1``/``log``/``log1p``/
+    ``tanh``/``sigmoid``/``softplus``/``sin``/``cos`` (``runtime.cpu.mathlib``) is within
+    3 ulp of NumPy's, and a sum in a kernel accumulates in float64 (NumPy: pairwise in
+    float32); ``compiler.check.inexact_ops(f.explain().kernels)`` names them.
 
     - ``fullgraph=True``: raise :class:`GraphBreakError` where the function would fall
       back to eager (a graph break, code the observer cannot follow, ``max_traces``
@@ -814,7 +823,9 @@ def compile(fn=None, *, fullgraph: bool = False, dynamic: bool | None = None,
     - ``disable=True``: return ``fn`` itself (no compilation).
     - ``max_traces`` (ours): traces per function before its body runs eagerly with each
       Module call compiled on its own; ``check=True`` (default: ``$DYNGRAPH_CHECK``) also
-      runs eager beside every replay and raises :class:`CheckError` at the first difference.
+      runs eager beside every replay and raises :class:`CheckError` at the first difference
+      beyond that contract: any bit where the program's kernels promise eager's bits, else
+      more than a few ulp plus a relative 1e-5 of the array's largest value.
     """
     if mode is not None and options is not None:
         raise RuntimeError("compile: either mode or options can be specified, not both")

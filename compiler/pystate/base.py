@@ -26,6 +26,12 @@ class Unsure(Exception):
     """The observer cannot follow what the code does: the function must run eagerly."""
 
 
+class UnsureThisCall(Unsure):
+    """This call did something a replay cannot redo, which later calls need not do again
+    (a buffer registered lazily at the first call): its trace is dropped, not the
+    function: the next call records a trace of its own."""
+
+
 def where(frame) -> str:
     """``file:line in function`` of a frame, for messages."""
     if frame is None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from eager.tensor import Tensor
 
-from .base import Unsure, where
+from .base import Unsure, UnsureThisCall, where
 from .guards import is_immutable_value
 from .sources import Arg
 from .symbolic import is_sym, specialize
@@ -230,9 +230,11 @@ def record(obs, effect: Effect, prov, value, frame, target_prov=None) -> None:
         effect.source = target_prov.source
     rv = replay_value(value, prov)
     if rv is None and value is not None:
-        raise Unsure(f"{type(effect).__name__.lower()} of a value the compiler cannot "
-                     f"remake on a replay ({type(value).__name__}): "
-                     f"{_what(effect)}")
+        why = Unsure
+        if isinstance(value, Tensor) and obs.covered(getattr(effect, "obj", None)):
+            why = UnsureThisCall  # a tensor made by the call stored into a module: once
+        raise why(f"{type(effect).__name__.lower()} of a value the compiler cannot "
+                  f"remake on a replay ({type(value).__name__}): {_what(effect)}")
     effect.value = rv
     effect.where = where(frame)
     obs.keep.append(effect)

@@ -37,7 +37,7 @@ from . import bytecode, peek
 
 if sys.version_info >= (3, 12):
     from . import bytecode_312  # noqa: F401  (registers 3.12's and 3.13's instructions)
-from .base import Unsure, library_file, trusted_file, where
+from .base import Unsure, UnsureThisCall, library_file, trusted_file, where
 from .guards import (
     Content,
     Equals,
@@ -126,6 +126,7 @@ class Observer:
         self._started = False
         self._installed = False
         self.root_state = None       # the traced call's own frame
+        self.this_call_only = False  # the reason to give up concerns this call only
         self.made: dict = {}         # id -> object made by the call that a replay cannot
         #                              remake (functions, objects of user classes)
         self._prev = None
@@ -163,7 +164,9 @@ class Observer:
         frame.f_trace_lines = True
         return _Chained(ours, other)
 
-    def give_up(self, why: str, frame=None) -> None:
+    def give_up(self, why: str, frame=None, this_call_only: bool = False) -> None:
+        if not self.unsure:
+            self.this_call_only = this_call_only
         reason = f"{why} ({where(frame)})" if frame is not None else why
         if reason not in self.unsure:
             self.unsure.append(reason)
@@ -195,7 +198,7 @@ class Observer:
         try:
             self._enter(st, frame)
         except (Unsure, peek.LayoutError) as e:
-            self.give_up(str(e), frame)
+            self.give_up(str(e), frame, isinstance(e, UnsureThisCall))
             return None
         # (f_trace first: 3.13 turns opcode events on for the code when both are set)
         frame.f_trace = self._on_event
@@ -285,7 +288,7 @@ class Observer:
             elif event == "exception":
                 st.exc = True
         except (Unsure, peek.LayoutError) as e:
-            self.give_up(str(e), frame)
+            self.give_up(str(e), frame, isinstance(e, UnsureThisCall))
             return None
         return self._on_event
 
