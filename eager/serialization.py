@@ -736,6 +736,9 @@ def _allowed(loader: _Loader) -> dict:
         out[f"{mod}.scalar"] = _np_scalar
     out["numpy.ndarray"] = np.ndarray
     out["numpy.dtype"] = _np_dtype
+    bf16 = _dt.BF16_NP.type  # ml_dtypes' bfloat16: the scalar type of a bfloat16 dtype
+    for mod in {"ml_dtypes", bf16.__module__}:
+        out[f"{mod}.bfloat16"] = bf16
     for sname in _UNSUPPORTED_STORAGES:
         out[f"torch.{sname}"] = _StorageType(sname, None)
     return out
