@@ -30,6 +30,16 @@ class Normal(Distribution):
             batch_shape = self.loc.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
+    def expand(self, batch_shape, _instance=None):
+        """The same distribution over a larger batch shape (parameters broadcast)."""
+        new = _instance if _instance is not None else type(self).__new__(type(self))
+        batch_shape = Size(batch_shape)
+        new.loc = self.loc.expand(batch_shape)
+        new.scale = self.scale.expand(batch_shape)
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     @property
     def mean(self):
         return self.loc
