@@ -107,12 +107,13 @@ def test_compiler_wait_honours_its_timeout_and_returns_after_a_hung_worker(tmp_p
         t0 = time.monotonic()
         r2 = compiler.wait()
         t2 = time.monotonic() - t0
-        print(r1, round(t1, 3), r2, round(t2, 3), float(f(x)) == float((x * 2.0).tanh().sum()))
+        c, e = float(f(x)), float((x * 2.0).tanh().sum())
+        print(r1, round(t1, 3), r2, round(t2, 3), abs(c - e) <= 1e-5 * max(1.0, abs(e)))
     """, DYNGRAPH_COMPILE_TIMEOUT="3")
     assert p.returncode == 0, p.stderr
     r1, t1, r2, t2, same = p.stdout.split()
     assert r1 == "False" and float(t1) < 1.0, p.stdout
-    assert r2 == "True" and float(t2) < 60, p.stdout
+    assert r2 == "True" and float(t2) < 60, (p.stdout, p.stderr)
     assert same == "True"
 
 
