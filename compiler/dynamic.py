@@ -92,6 +92,10 @@ class DynamicScalars:
                 continue
             if type(value) not in _NUMBERS:
                 continue
+            try:
+                _write(src, value, args, kwargs)
+            except (TypeError, AttributeError):  # a place that cannot hold it (a tuple
+                continue                          # item: __defaults__): stays specialized
             sym = tracer.new_sym(value, src)
             _write(src, sym, args, kwargs)
             placed.append((src, value, sym))

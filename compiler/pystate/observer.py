@@ -50,7 +50,7 @@ from .guards import (
     snapshot_objects,
 )
 from .prov import DET, FRESH, UNKNOWN, Prov, persistent
-from .sources import Arg, Fixed, Item
+from .sources import Arg, Attr, Fixed, Item
 from .symbolic import is_sym, specialize
 
 _NOT_WATCHED_METHODS = {"__getattr__", "__setattr__", "__delattr__"}
@@ -60,6 +60,7 @@ _NOT_WATCHED_METHODS = {"__getattr__", "__setattr__", "__delattr__"}
 #: id (a code object's hash reads its whole contents), holding the code so the id stays its
 _NEVER_WATCHED: dict = {}
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
+_NO_VALUE = object()
 
 
 class FrameState:
@@ -255,8 +256,33 @@ class Observer:
         for n in _star_params(code):  # *args and **kwargs are made by the call
             if st.locals.get(n, DET).det:
                 st.locals[n] = FRESH
+        if st.func is not None and not st.fresh_func and not trusted_file(code.co_filename):
+            self._defaults_read(st, frame, code)
         for name in code.co_cellvars:
             st.cells[name] = st.locals.get(name, DET)
+
+    def _defaults_read(self, st: FrameState, frame, code) -> None:
+        """A parameter holding its default read ``func.__defaults__`` (or
+        ``__kwdefaults__``), state that outlives the call: guard it there."""
+        func = st.func
+        f_locals = None
+        defaults = func.__defaults__ or ()
+        first = code.co_argcount - len(defaults)
+        slots = [(n, "__defaults__", j - first, defaults[j - first])
+                 for j, n in enumerate(code.co_varnames[first:code.co_argcount], first)]
+        kw = func.__kwdefaults__ or {}
+        slots += [(n, "__kwdefaults__", n, kw[n]) for n in code.co_varnames[
+            code.co_argcount:code.co_argcount + code.co_kwonlyargcount] if n in kw]
+        for name, attr, key, default in slots:
+            if f_locals is None:
+                f_locals = frame.f_locals
+            if f_locals.get(name, _NO_VALUE) is not default:
+                continue  # passed by the call
+            self.keep.append(func)
+            src = Item(Attr(Fixed(func), attr), key)
+            self.guard_read(src, default, False, frame)
+            if not st.locals.get(name, DET).fresh:
+                st.locals[name] = persistent(src)
 
     def _root_params(self, params, f_locals) -> dict:
         provs = {}

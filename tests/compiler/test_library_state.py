@@ -375,3 +375,25 @@ def test_a_replay_that_raises_leaves_no_trace_and_draws_once():
                                         torch.rand(1).item())[2]
         if i == 1:
             compiler.wait()
+
+
+def test_keyword_only_and_the_compiled_functions_own_defaults_changed():
+    def inner(x, *, s=2.0):
+        return x * s
+
+    def outer(x, shift=1.0):
+        return inner(x) + shift
+
+    def make():
+        return outer, (outer, inner)
+
+    def change(w, i):
+        o, f = w
+        if i == 2:
+            f.__kwdefaults__ = {"s": 5.0}
+        if i == 4:
+            o.__defaults__ = (-3.0,)
+
+    # (the twin worlds share the two functions: each change is made once, before both run)
+    cf = twins(make, lambda w, i: None if w is None else change(w, i), n=N)
+    assert cf.stats()["hits"] >= 1
