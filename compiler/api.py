@@ -37,7 +37,7 @@ from .guards import Preconditions, describe_key_change, flatten, memory_pattern
 from .ir import Graph, check_graph, graph_device
 from .passes import optimize
 from .program import FREED, BackwardFails, BackwardProgram, Path, Variant, resolve
-from .pystate.effects import graph_scalars
+from .pystate.effects import SetGradMode, graph_scalars
 from .pystate.guards import GuardSet
 from .pystate.observer import Observer
 from .pystate.symbolic import is_sym
@@ -397,10 +397,13 @@ class CompiledFunction:
         traced_args, restore = self._dyn.inject(tracer, args, kwargs)
         observer = Observer(self.fn, traced_args, kwargs)
         tracer.observer = observer
+        grad_mode = STATE.grad_enabled
         STATE.tracer = tracer
         try:
             with observer:
                 raw = self.fn(*traced_args, **kwargs)
+            if STATE.grad_enabled != grad_mode:  # set_grad_enabled(...) left as it was set
+                observer.effects.append(SetGradMode(STATE.grad_enabled))
         except GraphBreak as e:
             raise GraphBreakError(f"{self.__name__}: graph break: {e}") from None
         finally:

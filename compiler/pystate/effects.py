@@ -12,6 +12,7 @@ function then runs eagerly and ``explain()`` names the line.
 
 from __future__ import annotations
 
+from eager._state import STATE
 from eager.tensor import Tensor
 
 from .base import Unsure, UnsureThisCall, where
@@ -98,6 +99,23 @@ class CallMethod(Effect):
         args = ", ".join(_short(v) for v in self.value.items) \
             if isinstance(self.value, Rebuild) else _short(self.value)
         return f"{_label(self.obj)}.{self.method}({args})"
+
+
+class SetGradMode(Effect):
+    """The call left grad mode switched (``torch.set_grad_enabled(False)`` as a function):
+    each replay leaves it so too."""
+
+    def __init__(self, enabled: bool):
+        self.value, self.where, self.source = enabled, "set_grad_enabled", None
+
+    def target(self, args, kwargs):
+        return None
+
+    def apply(self, value, target):
+        STATE.grad_enabled = value
+
+    def describe(self):
+        return f"grad mode = {self.value}"
 
 
 class Print(Effect):

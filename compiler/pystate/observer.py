@@ -381,7 +381,8 @@ class Observer:
             elif t is dict:
                 todo.extend(v.values())
             elif isinstance(v, (types.GeneratorType, types.CoroutineType,
-                                types.AsyncGeneratorType)) or self.made.get(id(v)) is v:
+                                types.AsyncGeneratorType)) or self.made.get(id(v)) is v \
+                    or hasattr(t, "__next__"):  # (an iterator: each call needs its own)
                 raise Unsure(f"returns a {t.__name__} it made (a replay cannot make it "
                              "anew)")
 

@@ -397,3 +397,37 @@ def test_keyword_only_and_the_compiled_functions_own_defaults_changed():
     # (the twin worlds share the two functions: each change is made once, before both run)
     cf = twins(make, lambda w, i: None if w is None else change(w, i), n=N)
     assert cf.stats()["hits"] >= 1
+
+
+def test_grad_mode_left_switched_by_the_call_is_left_switched_by_each_replay():
+    def f(x):
+        torch.set_grad_enabled(False)
+        return x * 2
+
+    fc = compiler.compile(f)
+    try:
+        for i in range(N):
+            torch.set_grad_enabled(True)
+            want = f(torch.ones(2, requires_grad=True))
+            want_mode = torch.is_grad_enabled()
+            torch.set_grad_enabled(True)
+            got = fc(torch.ones(2, requires_grad=True))
+            assert torch.is_grad_enabled() == want_mode is False, f"call {i}"
+            assert got.requires_grad == want.requires_grad
+            if i == 1:
+                compiler.wait()
+    finally:
+        torch.set_grad_enabled(True)
+    assert fc.stats()["hits"] >= N - 2
+
+
+def test_returned_iterator_is_this_calls():
+    def f(x):
+        return iter([x * 2, x * 3])
+
+    fc = compiler.compile(f)
+    for i in range(N):
+        x = torch.ones(1) * i
+        _same(list(fc(x)), list(f(x)), f"call {i}")
+        if i == 1:
+            compiler.wait()
