@@ -156,8 +156,9 @@ def test_the_check_can_be_turned_off(world, monkeypatch):
 
 
 def test_the_check_costs_little_per_all_reduce(world):
-    """The per-all-reduce overhead of the check on a small tensor (printed; bounded loosely,
-    as the CI machine is shared)."""
+    """The per-all-reduce overhead of the check on a small tensor (printed; bounded loosely:
+    the check is one more tiny collective, so about the time of the all-reduce itself, and
+    CI machines are shared and may run more ranks than cores)."""
     pg = default_group()
     t = eager.ones(16)
 
@@ -173,8 +174,8 @@ def test_the_check_costs_little_per_all_reduce(world):
         times = {c: min(per_call(c) for _ in range(3)) for c in (False, True)}
     finally:
         pg.check = world > 1
-    extra = gather(times[True] - times[False])
+    every = gather(times)
     if dist.get_rank() == 0:
         print(f"\nall_reduce of 16 floats on {world} ranks: {times[False] * 1e6:.1f} us "
               f"unchecked, {times[True] * 1e6:.1f} us checked")
-    assert max(extra) < 2e-3
+    assert all(t[True] < 5 * t[False] + 2e-3 for t in every), every
