@@ -31,7 +31,7 @@ from eager.ops.elementwise import Cast
 from eager.tensor import Tensor, storage_device
 from eager.tracing import TracerHooks
 
-from .ir import Const, Graph, Guard, Node, Value
+from .ir import Const, Graph, Guard, Node, Value, outcome_key
 from .pystate.symbolic import SymFloat, SymInt, is_sym, specialize
 from .pystate.symbolic import plain as sym_plain
 
@@ -334,7 +334,8 @@ class Tracer(TracerHooks):
     def on_branch(self, t: Tensor, value, what: str) -> None:
         v = self.value_of(t)
         where = user_frame_line()
-        self.nodes.append(Node(Guard, [v], {"kind": _KINDS[what], "expected": value,
+        self.nodes.append(Node(Guard, [v], {"kind": _KINDS[what],
+                                           "expected": outcome_key(value),
                                            "index": self.n_guards, "where": where},
                                None, where))
         self.n_guards += 1

@@ -10,7 +10,6 @@ and on Python values (``Module.training``, ``lr``) are checked per trace: see
 
 from __future__ import annotations
 
-import struct
 import weakref
 
 import numpy as np
@@ -18,6 +17,8 @@ import numpy as np
 from eager._state import STATE
 from eager.tensor import Tensor
 from runtime import device as runtime_device
+
+from .ir import FloatBits
 
 _TENSOR = "T"
 
@@ -113,26 +114,6 @@ def memory_pattern(tensors) -> tuple:
 
 _PLAIN = (int, bool, str)  # Python values whose == tells values apart within one type
 
-
-class FloatBits:
-    """A float in a key compared by its bits: ``-0.0`` is not ``0.0`` (``x * s``'s sign,
-    ``math.copysign``) and a NaN equals a NaN of the same bits (``nan != nan`` would make
-    every call a miss).  Only zeros and NaNs are wrapped; other floats stay plain."""
-
-    __slots__ = ("value", "bits")
-
-    def __init__(self, value):
-        self.value = value
-        self.bits = struct.pack("<d", value)
-
-    def __eq__(self, other):
-        return type(other) is FloatBits and other.bits == self.bits
-
-    def __hash__(self):
-        return hash(self.bits)
-
-    def __repr__(self):
-        return repr(self.value)
 
 
 def _key_of(obj, tensors):

@@ -9,6 +9,8 @@ like code, a verifier, and the interpreter ``run_graph`` used as the reference i
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 
 from eager.dispatch import promote, runner
@@ -81,6 +83,33 @@ class Guard(Op):
         return np.asarray(outcome(a, kind) == expected)
 
 
+class FloatBits:
+    """A float compared by its bits, where ``==`` is not enough: ``-0.0`` is not ``0.0``
+    (``x * s``'s sign, ``math.copysign``) and a NaN equals a NaN of the same bits
+    (``nan != nan`` would make every call a miss).  In call keys and branch outcomes only
+    zeros and NaNs are wrapped; other floats stay plain."""
+
+    __slots__ = ("value", "bits")
+
+    def __init__(self, value):
+        self.value = value
+        self.bits = struct.pack("<d", value)
+
+    def __eq__(self, other):
+        return type(other) is FloatBits and other.bits == self.bits
+
+    def __hash__(self):
+        return hash(self.bits)
+
+    def __repr__(self):
+        return repr(self.value)
+
+
+def outcome_key(v):
+    """A branch outcome as the trace compares it: a float zero or NaN by its bits."""
+    return FloatBits(v) if type(v) is float and (v != v or v == 0.0) else v
+
+
 def outcome(a, kind: str):
     """What Python saw when it read array ``a`` as ``kind`` (a value on another device:
     only this scalar is copied to the host)."""
@@ -90,10 +119,10 @@ def outcome(a, kind: str):
     if kind == "bool":
         return bool(x)
     if kind == "float":
-        return float(x)
+        return outcome_key(float(x))
     if kind == "int":
         return int(x)
-    return x.item()
+    return outcome_key(x.item())
 
 
 class Graph:

@@ -431,3 +431,20 @@ def test_returned_iterator_is_this_calls():
         _same(list(fc(x)), list(f(x)), f"call {i}")
         if i == 1:
             compiler.wait()
+
+
+def test_a_branch_on_a_value_read_from_a_tensor_tells_minus_zero_and_nan_apart():
+    import math
+
+    def f(x):
+        s = x[0].item()
+        return x + math.copysign(1.0, s) + (5.0 if s != s else 0.0)
+
+    fc = compiler.compile(f)
+    values = [0.0, -0.0, 0.0, -0.0, float("nan"), float("nan"), -0.0]
+    for i, v in enumerate(values):
+        x = torch.tensor([v])
+        np.testing.assert_array_equal(fc(x).numpy(), f(x).numpy(), err_msg=f"call {i}")
+        if i == 1:
+            compiler.wait()
+    assert fc.stats()["hits"] >= 3
