@@ -216,3 +216,27 @@ def _report(cf, path, problems) -> str:
         lines.append(f"  ... and {len(problems) - 10} more")
     return "\n".join(lines)
 
+
+def training_verdict(steps, params, csteps, cparams, step, checked_run) -> str:
+    """An eager and a compiled training run compared as the compiler promises (README,
+    "Exactness"), as one line: ``steps``/``params`` are eager's per-step losses and final
+    parameter arrays, ``csteps``/``cparams`` the compiled run's, ``step`` the compiled
+    step function and ``checked_run()`` reruns a few compiled epochs with ``check=True``
+    and returns the number of steps checked (used only where a kernel ran an inexact
+    op).  The examples print it."""
+    if csteps == steps and all(np.array_equal(a, b) for a, b in zip(params, cparams)):
+        return "same losses and parameters as eager, bit for bit"
+    inexact = inexact_ops(step.explain(wait=False).kernels)
+    first = next((k for k, (a, b) in enumerate(zip(steps, csteps)) if a != b), len(steps))
+    if not inexact:
+        return (f"LOSSES DIFFER FROM EAGER (from step {first}; bit for bit was promised: "
+                "no kernel computed anything but eager's operations)")
+    print(f"compiled losses differ from eager's from step {first}: its kernels compute "
+          f"{', '.join(inexact)}, not eager's bits (README, \"Exactness\": within 3 ulp "
+          "per op), which training amplifies; checking every compiled step against "
+          "eager's from the same state (check=True):")
+    try:
+        n = checked_run()
+    except CheckError as e:
+        return f"COMPILED STEP OUTSIDE THE STATED BOUND: {e}"
+    return f"within the stated bound of eager at each of {n} checked steps"

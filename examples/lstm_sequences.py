@@ -129,28 +129,6 @@ def train(train_batches, test_batches, epochs: int, lr: float, hidden: int, seed
     return losses, acc, time.perf_counter() - t0, step, steps, params
 
 
-def verdict(steps, params, csteps, cparams, step, checked_run) -> str:
-    """The comparison the compiler promises (see the module doc), as one line."""
-    from compiler import CheckError
-    from compiler.check import inexact_ops
-    if csteps == steps and all(np.array_equal(a, b) for a, b in zip(params, cparams)):
-        return "same losses and parameters as eager, bit for bit"
-    inexact = inexact_ops(step.explain(wait=False).kernels)
-    first = next((k for k, (a, b) in enumerate(zip(steps, csteps)) if a != b), len(steps))
-    if not inexact:
-        return (f"LOSSES DIFFER FROM EAGER (from step {first}; bit for bit was promised: "
-                "no kernel computed anything but eager's operations)")
-    print(f"compiled losses differ from eager's from step {first}: its kernels compute "
-          f"{', '.join(inexact)}, not eager's bits (README, \"Exactness\": within 3 ulp "
-          "per op), which training amplifies; checking every compiled step against "
-          "eager's from the same state (check=True):")
-    try:
-        n = checked_run()
-    except CheckError as e:
-        return f"COMPILED STEP OUTSIDE THE STATED BOUND: {e}"
-    return f"within the stated bound of eager at each of {n} checked steps"
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--train", type=int, default=512, help="training sequences")
@@ -193,7 +171,9 @@ def main(argv=None) -> int:
             out = train(train_batches, test_batches, 3, args.lr, args.hidden, args.seed,
                         True, log=lambda line: None, backend=args.backend, check=True)
             return out[3].stats()["hits"]
-        result = verdict(steps, params, csteps, cparams, step, checked_run)
+        from compiler.check import training_verdict
+        result = training_verdict(steps, params, csteps, cparams, step,
+                                  checked_run)
         print(f"explain: {s['calls']} calls, {s['hits']} compiled hits, {s['traces']} "
               f"traces, {s['fallbacks']} eager fallbacks; {result}")
         ex = step.explain(wait=False)

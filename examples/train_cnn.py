@@ -19,8 +19,9 @@ compared with the eager one as the compiler promises (README, "Exactness"): bit 
 operations -- always with ``--backend python`` -- and otherwise, where a Numba kernel
 computes ``exp`` with ``runtime.cpu.mathlib`` (within 3 ulp of NumPy, amplified by
 training), every step replayed with ``check=True`` for two more epochs, which compares
-each compiled step with eager's from the same state within the stated bound. The last, smaller batch of an epoch is dropped
-(``drop_last=True``) so that every step has the same shapes and replays one trace.
+each compiled step with eager's from the same state within the stated bound. The last,
+smaller batch of an epoch is dropped (``drop_last=True``) so that every step has the
+same shapes and replays one trace.
 """
 
 from __future__ import annotations
@@ -116,28 +117,6 @@ def train(data, epochs: int, batch_size: int, lr: float, seed: int, compiled: bo
     return losses, acc, time.perf_counter() - t0, step, steps, params
 
 
-def verdict(steps, params, csteps, cparams, step, checked_run) -> str:
-    """The comparison the compiler promises (see the module doc), as one line."""
-    from compiler import CheckError
-    from compiler.check import inexact_ops
-    if csteps == steps and all(np.array_equal(a, b) for a, b in zip(params, cparams)):
-        return "same losses and parameters as eager, bit for bit"
-    inexact = inexact_ops(step.explain(wait=False).kernels)
-    first = next((k for k, (a, b) in enumerate(zip(steps, csteps)) if a != b), len(steps))
-    if not inexact:
-        return (f"LOSSES DIFFER FROM EAGER (from step {first}; bit for bit was promised: "
-                "no kernel computed anything but eager's operations)")
-    print(f"compiled losses differ from eager's from step {first}: its kernels compute "
-          f"{', '.join(inexact)}, not eager's bits (README, \"Exactness\": within 3 ulp "
-          "per op), which training amplifies; checking every compiled step against "
-          "eager's from the same state (check=True):")
-    try:
-        n = checked_run()
-    except CheckError as e:
-        return f"COMPILED STEP OUTSIDE THE STATED BOUND: {e}"
-    return f"within the stated bound of eager at each of {n} checked steps"
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--epochs", type=int, default=10)
@@ -171,7 +150,9 @@ def main(argv=None) -> int:
             out = train(data, 2, args.batch_size, args.lr, args.seed, True,
                         log=lambda line: None, backend=args.backend, check=True)
             return out[3].stats()["hits"]
-        result = verdict(steps, params, csteps, cparams, step, checked_run)
+        from compiler.check import training_verdict
+        result = training_verdict(steps, params, csteps, cparams, step,
+                                  checked_run)
         print(f"explain: {s['calls']} calls, {s['hits']} compiled hits, {s['traces']} "
               f"traces, {s['fallbacks']} eager fallbacks; {result}")
         ex = step.explain(wait=False)

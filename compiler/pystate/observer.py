@@ -66,9 +66,9 @@ _NO_VALUE = object()
 class FrameState:
     """What the observer knows about one frame: its stack and variables' provenance."""
 
-    __slots__ = ("frame", "code", "instrs", "following", "handlers", "stack", "locals", "cells", "finish",
-                 "kwnames", "child", "func", "fresh_func", "parent", "ret", "yielded", "exc",
-                 "hints")
+    __slots__ = ("frame", "code", "instrs", "following", "handlers", "stack", "locals",
+                 "cells", "finish", "kwnames", "child", "func", "fresh_func", "parent", "ret",
+                 "yielded", "exc", "hints")
 
     def __init__(self, frame, parent):
         self.frame = frame
