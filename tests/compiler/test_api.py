@@ -341,7 +341,7 @@ class TestExplain:
             assert kernels == []
         else:
             assert kernels, "an elementwise chain compiled with backend='numba' has no kernel"
-        text = str(e)
+        text = str(e.full())
         for name, src in kernels:
             assert isinstance(name, str) and isinstance(src, str) and src.strip()
             assert f"kernel {name}" in text
