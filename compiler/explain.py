@@ -214,9 +214,10 @@ class Explanation:
         names = [n if c == 1 else f"{n} x{c}" for n, c in counts.items()]
         calls = sorted({"mathlib." + m for _, src in kernels
                         for m in re.findall(r"mathlib\.(\w+)", src)})
-        line = f"kernels: {len(kernels)} in all traces, {len(counts)} distinct (" + ", ".join(names[:_SHOWN_KERNELS]) + \
-            (f", and {len(names) - _SHOWN_KERNELS} more" if len(names) > _SHOWN_KERNELS
-             else "") + ")"
+        more = len(names) - _SHOWN_KERNELS
+        line = (f"kernels: {len(kernels)} in all traces, {len(counts)} distinct ("
+                + ", ".join(names[:_SHOWN_KERNELS])
+                + (f", and {more} more" if more > 0 else "") + ")")
         out = [_clip(line)]
         inexact = inexact_ops(kernels)
         if calls or inexact:
