@@ -87,7 +87,24 @@ def _foreign_array(data):
 
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Copy ``data`` (nested lists, scalars, NumPy arrays or tensors) into a new tensor."""
+    """Copies ``data`` (nested lists, scalars, NumPy arrays or tensors, a torch tensor
+    included) into a new tensor that shares no memory with it.
+
+    Args:
+        data: the values.
+        dtype (eager.dtype, optional): the dtype; inferred when omitted (Python floats
+            become the default float dtype, float32; ints int64; bools bool).
+        device (str or eager.device, optional): accepted as PyTorch's (CPU).
+        requires_grad (bool): record operations on it for autograd. Default: ``False``.
+
+    Example::
+
+        >>> eager.tensor([[0.1, 1.2], [2.2, 3.1]])
+        tensor([[0.1000, 1.2000],
+                [2.2000, 3.1000]])
+        >>> eager.tensor([0, 1]).dtype
+        eager.int64
+    """
     dev = _device_type(device)
     if STATE.tracer is not None and STATE.tracer.has_syms:
         data = STATE.tracer.plain_data(data)  # numbers of a traced call become constants
@@ -186,6 +203,20 @@ def _size_kw(args: tuple, size, name: str) -> tuple:
 
 def zeros(*args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
           pin_memory=False, memory_format=None) -> Tensor:
+    """A tensor filled with 0, of shape ``size``.
+
+    Args:
+        *size (ints or a sequence): the shape (``size=`` as a keyword also works).
+        dtype (eager.dtype, optional): default: the default float dtype (float32).
+        device, layout, pin_memory, memory_format: accepted as PyTorch's.
+        requires_grad (bool): default: ``False``.
+
+    Example::
+
+        >>> eager.zeros(2, 3)
+        tensor([[0., 0., 0.],
+                [0., 0., 0.]])
+    """
     size = _size_kw(args, size, "zeros")
     on = _on(device)
     t = dispatch(_f.Full, shape=norm_shape(size, "zeros"), value=0, dtype=_float_dtype(dtype),
@@ -244,6 +275,20 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of samples from the standard normal distribution ``N(0, 1)``.
+
+    Args:
+        *size (ints or a sequence): the shape.
+        generator (eager.Generator, optional): the random-number generator to draw from.
+        dtype (eager.dtype, optional): default: the default float dtype (float32).
+        device (optional): accepted as PyTorch's.
+        requires_grad (bool): default: ``False``.
+
+    Example::
+
+        >>> eager.randn(2, 3).shape
+        eager.Size([2, 3])
+    """
     on = _on(device)
     g = _check_generator(generator, "randn")
     t = dispatch(_f.Randn, shape=norm_shape(size, "randn"), dtype=_float_dtype(dtype),

@@ -242,6 +242,25 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
                  inputs=None) -> None:
+        """Computes the gradient of this tensor with respect to the graph's leaves, and
+        accumulates it into their ``.grad``.
+
+        Args:
+            gradient (Tensor, optional): the gradient with respect to this tensor (the
+                vector of the vector-Jacobian product); required unless it is a scalar.
+            retain_graph (bool, optional): keep the graph for another backward. Default: the
+                value of ``create_graph``.
+            create_graph (bool): record the backward itself, for higher-order derivatives.
+                Default: ``False``.
+            inputs (sequence of Tensor, optional): accumulate only into these.
+
+        Example::
+
+            >>> x = eager.tensor([1.0, -2.0, 3.0], requires_grad=True)
+            >>> (x * x).sum().backward()
+            >>> x.grad
+            tensor([ 2., -4.,  6.])
+        """
         from .autograd.engine import backward
         backward((self,), None if gradient is None else (gradient,), retain_graph,
                  create_graph, inputs)

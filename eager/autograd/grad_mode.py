@@ -34,7 +34,23 @@ class _GradMode:
 
 
 class no_grad(_GradMode):
-    """Disable gradient recording inside the block."""
+    """Context manager (and decorator) that disables gradient recording: results computed
+    inside have ``requires_grad=False`` even when their inputs require gradients. Use it
+    for inference and for updates that must not enter the graph.
+
+    Example::
+
+        >>> x = eager.tensor([1.0], requires_grad=True)
+        >>> with eager.no_grad():
+        ...     y = x * 2
+        >>> y.requires_grad
+        False
+        >>> @eager.no_grad()
+        ... def doubler(x):
+        ...     return x * 2
+        >>> doubler(x).requires_grad
+        False
+    """
     _enabled = False
 
 

@@ -327,14 +327,42 @@ class NonDynamicallyQuantizableLinear(Linear):
 
 
 class MultiheadAttention(Module):
-    """Multi-head attention (``embed_dim`` split into ``num_heads`` heads) with PyTorch's
-    parameters: ``in_proj_weight`` ``(3E, E)`` and ``in_proj_bias`` (or ``q_proj_weight``,
-    ``k_proj_weight``, ``v_proj_weight`` when ``kdim``/``vdim`` differ from ``embed_dim``),
-    ``out_proj`` (a Linear), ``bias_k``/``bias_v`` with ``add_bias_kv``.
+    """Multi-head attention: ``MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O`` with
+    ``head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)``, with PyTorch's parameters
+    (``in_proj_weight`` ``(3E, E)`` and ``in_proj_bias``, or ``q_proj_weight``,
+    ``k_proj_weight``, ``v_proj_weight`` when ``kdim``/``vdim`` differ from ``embed_dim``;
+    ``out_proj``, a Linear; ``bias_k``/``bias_v`` with ``add_bias_kv``).
+
+    Args:
+        embed_dim (int): ``E``, the model dimension (split into ``num_heads`` heads).
+        num_heads (int): parallel heads; ``embed_dim`` must be divisible by it.
+        dropout (float): dropout on the attention weights. Default: 0.
+        bias (bool): biases on the input and output projections. Default: ``True``.
+        add_bias_kv (bool): learned biases appended to key and value. Default: ``False``.
+        add_zero_attn (bool): a zero batch appended to key and value. Default: ``False``.
+        kdim, vdim (int, optional): features of key / value. Default: ``embed_dim``.
+        batch_first (bool): ``(N, L, E)`` instead of ``(L, N, E)``. Default: ``False``.
 
     ``forward(query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
-    average_attn_weights=True, is_causal=False)`` returns ``(attn_output, attn_weights)``;
-    the weights (averaged over heads by default) are None when ``need_weights=False``."""
+    average_attn_weights=True, is_causal=False)`` returns ``(attn_output, attn_weights)``.
+
+    Shape:
+        - query: ``(L, N, E)`` (``(N, L, E)`` with ``batch_first``) or unbatched ``(L, E)``.
+        - key, value: ``(S, N, kdim)`` / ``(S, N, vdim)``.
+        - key_padding_mask: ``(N, S)``, ``True`` (or ``-inf``) where a key is ignored.
+        - attn_mask: ``(L, S)`` or ``(N * num_heads, L, S)``.
+        - attn_output: ``(L, N, E)``.
+        - attn_weights: ``(N, L, S)`` averaged over heads (``(N, num_heads, L, S)`` with
+          ``average_attn_weights=False``); ``None`` when ``need_weights=False``.
+
+    Example::
+
+        >>> mha = nn.MultiheadAttention(16, 4, batch_first=True)
+        >>> x = eager.randn(2, 5, 16)
+        >>> out, w = mha(x, x, x)
+        >>> out.shape, w.shape
+        (eager.Size([2, 5, 16]), eager.Size([2, 5, 5]))
+    """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
                  add_bias_kv: bool = False, add_zero_attn: bool = False, kdim=None, vdim=None,

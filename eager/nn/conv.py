@@ -130,11 +130,37 @@ class Conv1d(_Conv):
 
 
 class Conv2d(_Conv):
-    """2-D convolution over ``(N, C_in, H, W)``; weight ``(C_out, C_in / groups, kH, kW)``,
-    initialized like PyTorch (Kaiming uniform with ``a = sqrt(5)``).
+    """2-D convolution over an input of ``(N, C_in, H, W)`` (PyTorch's cross-correlation).
 
-    >>> nn.Conv2d(1, 8, 3, padding=1)
-    Conv2d(1, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))
+    Args:
+        in_channels (int): channels of the input.
+        out_channels (int): channels the convolution produces.
+        kernel_size (int or tuple): size of the kernel.
+        stride (int or tuple): stride of the convolution. Default: 1.
+        padding (int, tuple or str): implicit padding on both sides, or ``"valid"`` /
+            ``"same"``. Default: 0.
+        dilation (int or tuple): spacing between kernel elements. Default: 1.
+        groups (int): blocked connections from input to output channels. Default: 1.
+        bias (bool): add a learnable bias. Default: ``True``.
+        padding_mode (str): ``"zeros"``, ``"reflect"``, ``"replicate"`` or ``"circular"``.
+            Default: ``"zeros"``.
+
+    Shape:
+        - Input: ``(N, C_in, H_in, W_in)`` or ``(C_in, H_in, W_in)``.
+        - Output: ``(N, C_out, H_out, W_out)`` with
+          ``H_out = floor((H_in + 2 * padding[0] - dilation[0] * (kernel_size[0] - 1) - 1)
+          / stride[0] + 1)``, and ``W_out`` likewise.
+
+    Attributes:
+        weight: ``(out_channels, in_channels / groups, kH, kW)``, initialized like PyTorch
+            (Kaiming uniform with ``a = sqrt(5)``).
+        bias: ``(out_channels,)``.
+
+    Example::
+
+        >>> m = nn.Conv2d(16, 33, 3, stride=2)
+        >>> m(eager.randn(20, 16, 50, 100)).shape
+        eager.Size([20, 33, 24, 49])
     """
     _functional = staticmethod(F.conv2d)
     _nsp = 2

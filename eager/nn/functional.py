@@ -368,10 +368,29 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100,
                   reduce=None, reduction: str = "mean", label_smoothing: float = 0.0):
-    """``log_softmax`` over the class dimension (1, or 0 for unbatched input), then the
-    negative log-likelihood of class-index targets (with ``ignore_index``, ``weight`` and
-    ``label_smoothing``) or of class-probability targets (floating ``target`` shaped like
-    ``input``)."""
+    """The cross entropy between logits ``input`` and ``target``: ``log_softmax`` over the
+    class dimension (1, or 0 for unbatched input), then the negative log-likelihood of
+    class-index targets (with ``ignore_index``, ``weight`` and ``label_smoothing``) or of
+    class-probability targets (a floating ``target`` shaped like ``input``).
+
+    Args:
+        input (Tensor): logits, ``(C)``, ``(N, C)`` or ``(N, C, d_1, ..., d_K)``.
+        target (Tensor): class indices ``()``, ``(N)`` or ``(N, d_1, ..., d_K)``, or
+            probabilities of the input's shape.
+        weight (Tensor, optional): a rescaling weight per class, ``(C,)``.
+        ignore_index (int): a class-index target ignored. Default: -100.
+        reduction (str): ``"mean"``, ``"sum"`` or ``"none"``. Default: ``"mean"``.
+        label_smoothing (float): in ``[0, 1]``. Default: 0.
+        size_average, reduce: deprecated, as PyTorch.
+
+    Shape:
+        - Output: a scalar, or the target's batch shape with ``reduction="none"``.
+
+    Example::
+
+        >>> logits = eager.randn(3, 5, requires_grad=True)
+        >>> F.cross_entropy(logits, eager.tensor([1, 0, 4])).backward()
+    """
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     input, target, weight = _autocast("cross_entropy", input, target, weight)

@@ -28,7 +28,29 @@ class Identity(Module):
 
 
 class Linear(Module):
-    """``y = x @ weight.T + bias``; weight ``(out_features, in_features)``."""
+    """Applies an affine transformation: ``y = x W^T + b``.
+
+    Args:
+        in_features (int): size of each input sample.
+        out_features (int): size of each output sample.
+        bias (bool): if ``False``, the layer learns no additive bias. Default: ``True``.
+        device, dtype: accepted as PyTorch's (the CPU is the only device).
+
+    Shape:
+        - Input: ``(*, H_in)`` with ``H_in = in_features`` and any number of leading dims.
+        - Output: ``(*, H_out)`` with ``H_out = out_features``.
+
+    Attributes:
+        weight: ``(out_features, in_features)``, initialized from
+            ``U(-sqrt(k), sqrt(k))`` with ``k = 1 / in_features`` (Kaiming uniform, as PyTorch).
+        bias: ``(out_features,)``, initialized from the same distribution.
+
+    Example::
+
+        >>> m = nn.Linear(20, 30)
+        >>> m(eager.randn(128, 20)).shape
+        eager.Size([128, 30])
+    """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
                  dtype=None):
@@ -88,8 +110,29 @@ class Bilinear(Module):
 
 
 class Embedding(Module):
-    """A lookup table ``weight[num_embeddings, embedding_dim]`` initialized N(0, 1); the
-    ``padding_idx`` row starts at zero and receives no gradient."""
+    """A lookup table of ``num_embeddings`` vectors of size ``embedding_dim``.
+
+    Args:
+        num_embeddings (int): size of the dictionary.
+        embedding_dim (int): size of each vector.
+        padding_idx (int, optional): this row starts at zero and gets no gradient.
+        max_norm, norm_type, scale_grad_by_freq, sparse: PyTorch's names; eager raises
+            NotImplementedError when ``max_norm``, ``scale_grad_by_freq=True`` or
+            ``sparse=True`` is used.
+
+    Shape:
+        - Input: ``(*)``, integer indices of any shape.
+        - Output: ``(*, embedding_dim)``.
+
+    Attributes:
+        weight: ``(num_embeddings, embedding_dim)``, initialized from ``N(0, 1)``.
+
+    Example::
+
+        >>> emb = nn.Embedding(10, 3)
+        >>> emb(eager.tensor([[1, 2, 4, 5], [4, 3, 2, 9]])).shape
+        eager.Size([2, 4, 3])
+    """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx=None,
                  max_norm=None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
@@ -202,7 +245,22 @@ class Unflatten(Module):
 
 
 class Dropout(Module):
-    """Zeroes elements with probability ``p`` in training mode; identity in eval mode."""
+    """In training mode, zeroes each element with probability ``p`` and scales the rest by
+    ``1 / (1 - p)``; in eval mode, the identity.
+
+    Args:
+        p (float): probability of an element to be zeroed. Default: 0.5.
+        inplace (bool): do it in place. Default: ``False``.
+
+    Shape:
+        - Input: ``(*)``; Output: ``(*)`` (same shape).
+
+    Example::
+
+        >>> m = nn.Dropout(p=0.2)
+        >>> m(eager.randn(20, 16)).shape
+        eager.Size([20, 16])
+    """
 
     def __init__(self, p: float = 0.5, inplace: bool = False):
         super().__init__()

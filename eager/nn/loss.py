@@ -25,6 +25,23 @@ class _WeightedLoss(_Loss):
 
 
 class MSELoss(_Loss):
+    """The mean squared error between ``input`` and ``target``: ``(x_n - y_n)^2`` per
+    element, reduced.
+
+    Args:
+        reduction (str): ``"mean"``, ``"sum"`` or ``"none"``. Default: ``"mean"``.
+        size_average, reduce: deprecated, as PyTorch (they set ``reduction``).
+
+    Shape:
+        - Input: ``(*)``; Target: ``(*)``, the same shape.
+        - Output: a scalar, or ``(*)`` with ``reduction="none"``.
+
+    Example::
+
+        >>> loss = nn.MSELoss()
+        >>> x = eager.randn(3, 5, requires_grad=True)
+        >>> loss(x, eager.randn(3, 5)).backward()
+    """
     def forward(self, input, target):
         return F.mse_loss(input, target, reduction=self.reduction)
 
@@ -65,6 +82,32 @@ class NLLLoss(_WeightedLoss):
 
 
 class CrossEntropyLoss(_WeightedLoss):
+    """The cross entropy between unnormalized logits and targets: ``log_softmax`` over the
+    class dimension, then the negative log-likelihood of class indices (or of class
+    probabilities).
+
+    Args:
+        weight (Tensor, optional): a rescaling weight per class, ``(C,)``.
+        ignore_index (int): a class-index target ignored (no loss, no gradient).
+            Default: -100.
+        reduction (str): ``"mean"`` (weighted mean over non-ignored targets), ``"sum"`` or
+            ``"none"``. Default: ``"mean"``.
+        label_smoothing (float): in ``[0, 1]``, mixes the target with the uniform
+            distribution. Default: 0.
+        size_average, reduce: deprecated, as PyTorch (they set ``reduction``).
+
+    Shape:
+        - Input: ``(C)``, ``(N, C)`` or ``(N, C, d_1, ..., d_K)``.
+        - Target: class indices ``()``, ``(N)`` or ``(N, d_1, ..., d_K)`` in ``[0, C)``;
+          or probabilities of the input's shape.
+        - Output: a scalar, or the target's batch shape with ``reduction="none"``.
+
+    Example::
+
+        >>> loss = nn.CrossEntropyLoss()
+        >>> logits = eager.randn(3, 5, requires_grad=True)
+        >>> loss(logits, eager.tensor([1, 0, 4])).backward()
+    """
     def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
                  reduction: str = "mean", label_smoothing: float = 0.0):
         super().__init__(weight, size_average, reduce, reduction)

@@ -18,6 +18,25 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNo
 
 
 class LayerNorm(Module):
+    """Layer normalization over the last ``len(normalized_shape)`` dimensions:
+    ``y = (x - E[x]) / sqrt(Var[x] + eps) * weight + bias`` (biased variance).
+
+    Args:
+        normalized_shape (int or tuple): the trailing shape normalized over.
+        eps (float): added to the variance. Default: 1e-5.
+        elementwise_affine (bool): learn ``weight`` (ones) and ``bias`` (zeros) of
+            ``normalized_shape``. Default: ``True``.
+        bias (bool): learn the bias when ``elementwise_affine``. Default: ``True``.
+
+    Shape:
+        - Input: ``(N, *)``; Output: ``(N, *)`` (same shape).
+
+    Example::
+
+        >>> x = eager.randn(20, 5, 10)
+        >>> nn.LayerNorm(10)(x).shape
+        eager.Size([20, 5, 10])
+    """
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
                  bias: bool = True, device=None, dtype=None):
         super().__init__()
@@ -123,7 +142,30 @@ class _BatchNorm(_NormBase):
 
 
 class BatchNorm1d(_BatchNorm):
-    """Batch normalization over ``(N, C)`` or ``(N, C, L)`` input."""
+    """Batch normalization over ``(N, C)`` or ``(N, C, L)`` input: per-channel statistics over
+    the batch (and length):
+    ``y = (x - mean) / sqrt(var + eps) * weight + bias``. In training the running
+    statistics are updated (unbiased variance) with ``momentum``; in eval mode they are
+    used.
+
+    Args:
+        num_features (int): ``C``, the number of channels.
+        eps (float): added to the variance. Default: 1e-5.
+        momentum (float or None): running-statistics update factor; ``None`` for a
+            cumulative average. Default: 0.1.
+        affine (bool): learn ``weight`` (ones) and ``bias`` (zeros). Default: ``True``.
+        track_running_stats (bool): keep ``running_mean``/``running_var`` buffers.
+            Default: ``True``.
+
+    Shape:
+        - Input: ``(N, C)`` or ``(N, C, L)``; Output: same shape.
+
+    Example::
+
+        >>> m = nn.BatchNorm1d(100)
+        >>> m(eager.randn(20, 100)).shape
+        eager.Size([20, 100])
+    """
 
     def _check_input_dim(self, input) -> None:
         if input.ndim not in (2, 3):
@@ -131,8 +173,30 @@ class BatchNorm1d(_BatchNorm):
 
 
 class BatchNorm2d(_BatchNorm):
-    """Batch normalization over ``(N, C, H, W)`` input: statistics per channel over the
-    batch and both spatial dimensions."""
+    """Batch normalization over ``(N, C, H, W)`` input: per-channel statistics over
+    the batch and both spatial dimensions:
+    ``y = (x - mean) / sqrt(var + eps) * weight + bias``. In training the running
+    statistics are updated (unbiased variance) with ``momentum``; in eval mode they are
+    used.
+
+    Args:
+        num_features (int): ``C``, the number of channels.
+        eps (float): added to the variance. Default: 1e-5.
+        momentum (float or None): running-statistics update factor; ``None`` for a
+            cumulative average. Default: 0.1.
+        affine (bool): learn ``weight`` (ones) and ``bias`` (zeros). Default: ``True``.
+        track_running_stats (bool): keep ``running_mean``/``running_var`` buffers.
+            Default: ``True``.
+
+    Shape:
+        - Input: ``(N, C, H, W)``; Output: same shape.
+
+    Example::
+
+        >>> m = nn.BatchNorm2d(100)
+        >>> m(eager.randn(20, 100, 35, 45)).shape
+        eager.Size([20, 100, 35, 45])
+    """
 
     def _check_input_dim(self, input) -> None:
         if input.ndim != 4:
@@ -140,6 +204,30 @@ class BatchNorm2d(_BatchNorm):
 
 
 class BatchNorm3d(_BatchNorm):
+    """Batch normalization over ``(N, C, D, H, W)`` input: per-channel statistics over
+    the batch and the three spatial dimensions:
+    ``y = (x - mean) / sqrt(var + eps) * weight + bias``. In training the running
+    statistics are updated (unbiased variance) with ``momentum``; in eval mode they are
+    used.
+
+    Args:
+        num_features (int): ``C``, the number of channels.
+        eps (float): added to the variance. Default: 1e-5.
+        momentum (float or None): running-statistics update factor; ``None`` for a
+            cumulative average. Default: 0.1.
+        affine (bool): learn ``weight`` (ones) and ``bias`` (zeros). Default: ``True``.
+        track_running_stats (bool): keep ``running_mean``/``running_var`` buffers.
+            Default: ``True``.
+
+    Shape:
+        - Input: ``(N, C, D, H, W)``; Output: same shape.
+
+    Example::
+
+        >>> m = nn.BatchNorm3d(100)
+        >>> m(eager.randn(2, 100, 3, 4, 5)).shape
+        eager.Size([2, 100, 3, 4, 5])
+    """
     def _check_input_dim(self, input) -> None:
         if input.ndim != 5:
             raise ValueError(f"expected 5D input (got {input.ndim}D input)")

@@ -328,9 +328,38 @@ class RNN(RNNBase):
 
 
 class LSTM(RNNBase):
-    """LSTM with PyTorch's gates (i, f, g, o) and optional projection ``proj_size``
-    (``h_t = (o_t * tanh(c_t)) W_hr^T``).  ``forward(input, hx=None)`` with
-    ``hx = (h_0, c_0)``; returns ``(output, (h_n, c_n))``."""
+    """A multi-layer LSTM with PyTorch's gates (i, f, g, o) and parameters
+    (``weight_ih_l{k}``, ``weight_hh_l{k}``, ``bias_ih_l{k}``, ``bias_hh_l{k}``, ...).
+    ``forward(input, hx=None)`` with ``hx = (h_0, c_0)`` returns ``(output, (h_n, c_n))``.
+
+    Args:
+        input_size (int): features of the input ``x``.
+        hidden_size (int): features of the hidden state ``h``.
+        num_layers (int): stacked layers. Default: 1.
+        bias (bool): use ``b_ih`` and ``b_hh``. Default: ``True``.
+        batch_first (bool): input and output are ``(N, L, H)`` instead of ``(L, N, H)``.
+            Default: ``False``.
+        dropout (float): dropout on the outputs of each layer but the last. Default: 0.
+        bidirectional (bool): a bidirectional LSTM. Default: ``False``.
+        proj_size (int): project ``h_t`` to this size (``h_t = (o_t * tanh(c_t)) W_hr^T``).
+            Default: 0.
+
+    Shape:
+        - input: ``(L, N, H_in)`` (``(N, L, H_in)`` with ``batch_first``) or unbatched
+          ``(L, H_in)``.
+        - hx: ``(h_0, c_0)``, each ``(D * num_layers, N, H)`` (zeros when omitted).
+        - output: ``(L, N, D * H_out)``, the last layer's ``h_t`` for every ``t``
+          (``D = 2`` when bidirectional, else 1).
+        - h_n, c_n: the final hidden and cell states, ``(D * num_layers, N, H)``.
+
+    Example::
+
+        >>> rnn = nn.LSTM(10, 20, 2)
+        >>> x = eager.randn(5, 3, 10)
+        >>> output, (h_n, c_n) = rnn(x)
+        >>> output.shape
+        eager.Size([5, 3, 20])
+    """
 
     def __init__(self, *args, **kwargs):
         super().__init__("LSTM", *args, **kwargs)
@@ -342,9 +371,37 @@ class LSTM(RNNBase):
 
 
 class GRU(RNNBase):
-    """GRU with PyTorch's gates (r, z, n): ``n_t = tanh(W_in x_t + b_in + r_t * (W_hn
-    h_{t-1} + b_hn))``, ``h_t = (1 - z_t) * n_t + z_t * h_{t-1}``.  ``forward(input,
-    hx=None)`` returns ``(output, h_n)``."""
+    """A multi-layer GRU with PyTorch's gates (r, z, n):
+    ``n_t = tanh(W_in x_t + b_in + r_t * (W_hn h_{t-1} + b_hn))``,
+    ``h_t = (1 - z_t) * n_t + z_t * h_{t-1}``. ``forward(input, hx=None)`` returns
+    ``(output, h_n)``.
+
+    Args:
+        input_size (int): features of the input ``x``.
+        hidden_size (int): features of the hidden state ``h``.
+        num_layers (int): stacked layers. Default: 1.
+        bias (bool): use ``b_ih`` and ``b_hh``. Default: ``True``.
+        batch_first (bool): input and output are ``(N, L, H)`` instead of ``(L, N, H)``.
+            Default: ``False``.
+        dropout (float): dropout on the outputs of each layer but the last. Default: 0.
+        bidirectional (bool): a bidirectional GRU. Default: ``False``.
+
+    Shape:
+        - input: ``(L, N, H_in)`` (``(N, L, H_in)`` with ``batch_first``) or unbatched
+          ``(L, H_in)``.
+        - hx: ``h_0``, ``(D * num_layers, N, H_out)`` (zeros when omitted).
+        - output: ``(L, N, D * H_out)``, the last layer's ``h_t`` for every ``t``
+          (``D = 2`` when bidirectional, else 1).
+        - h_n: the final hidden state, ``(D * num_layers, N, H_out)``.
+
+    Example::
+
+        >>> rnn = nn.GRU(10, 20, 2)
+        >>> x = eager.randn(5, 3, 10)
+        >>> output, h_n = rnn(x)
+        >>> output.shape
+        eager.Size([5, 3, 20])
+    """
 
     def __init__(self, *args, **kwargs):
         if "proj_size" in kwargs:

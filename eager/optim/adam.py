@@ -28,6 +28,28 @@ _ndarray = np.ndarray
 
 
 class Adam(Optimizer):
+    """Adam (Kingma & Ba, 2014), PyTorch's single-tensor algorithm step for step.
+
+    Args:
+        params (iterable): parameters or parameter groups (dicts) to optimize.
+        lr (float or Tensor): learning rate. Default: 1e-3.
+        betas (tuple of 2 floats): decay of the running averages of the gradient and of
+            its square. Default: ``(0.9, 0.999)``.
+        eps (float): added to the denominator. Default: 1e-8.
+        weight_decay (float): L2 penalty added to the gradient. Default: 0.
+        amsgrad (bool): the AMSGrad variant (maximum of past squared averages).
+            Default: ``False``.
+        maximize (bool): ascend the objective. Default: ``False``.
+        decoupled_weight_decay (bool): AdamW's decay instead of L2. Default: ``False``.
+        foreach, capturable, differentiable, fused: accepted as PyTorch's.
+
+    Example::
+
+        >>> opt = eager.optim.Adam(model.parameters(), lr=1e-3)
+        >>> opt.zero_grad()
+        >>> loss_fn(model(x), y).backward()
+        >>> opt.step()
+    """
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach=None,
                  maximize: bool = False, capturable: bool = False,
@@ -205,7 +227,24 @@ def _write(dst, value):
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay: ``p *= 1 - lr * weight_decay`` before the update."""
+    """Adam with decoupled weight decay (Loshchilov & Hutter): ``p *= 1 - lr * weight_decay``
+    before the Adam update.
+
+    Args:
+        params (iterable): parameters or parameter groups (dicts) to optimize.
+        lr (float or Tensor): learning rate. Default: 1e-3.
+        betas (tuple of 2 floats): decay of the running averages. Default: ``(0.9, 0.999)``.
+        eps (float): added to the denominator. Default: 1e-8.
+        weight_decay (float): decoupled weight decay. Default: 1e-2.
+        amsgrad (bool): the AMSGrad variant. Default: ``False``.
+        maximize (bool): ascend the objective. Default: ``False``.
+        foreach, capturable, differentiable, fused: accepted as PyTorch's.
+
+    Example::
+
+        >>> opt = eager.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
+        >>> loss_fn(model(x), y).backward(); opt.step(); opt.zero_grad()
+    """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,

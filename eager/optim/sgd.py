@@ -13,6 +13,27 @@ __all__ = ["SGD"]
 
 
 class SGD(Optimizer):
+    """Stochastic gradient descent, optionally with momentum (PyTorch's algorithm):
+    ``b = momentum * b + (1 - dampening) * g``, ``p -= lr * (g + momentum * b if nesterov
+    else b)``.
+
+    Args:
+        params (iterable): parameters or parameter groups (dicts) to optimize.
+        lr (float): learning rate. Default: 1e-3.
+        momentum (float): momentum factor. Default: 0.
+        dampening (float): dampening for momentum. Default: 0.
+        weight_decay (float): L2 penalty added to the gradient. Default: 0.
+        nesterov (bool): Nesterov momentum. Default: ``False``.
+        maximize (bool): ascend the objective. Default: ``False``.
+        foreach, differentiable, fused: accepted as PyTorch's (``fused=True`` raises).
+
+    Example::
+
+        >>> opt = eager.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        >>> opt.zero_grad()
+        >>> loss_fn(model(x), y).backward()
+        >>> opt.step()
+    """
     def __init__(self, params, lr=1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
                  foreach=None, differentiable: bool = False, fused=None):
