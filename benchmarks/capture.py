@@ -334,7 +334,7 @@ def trace_events(samples: int) -> dict:
         return None
 
     def local_lasti(frame, event, arg):
-        frame.f_lasti  # the observer reads at least the instruction offset of each event
+        frame.f_lasti  # noqa: B018  (the observer reads at least the offset of each event)
         return local_lasti
 
     def glob_lasti(frame, event, arg):
@@ -395,7 +395,7 @@ def trace_events(samples: int) -> dict:
         getframe = sys._getframe
 
         def cb_frame(code_, offset):
-            getframe(1).f_lasti  # the observer needs the frame (its value stack)
+            getframe(1).f_lasti  # noqa: B018  (the observer needs the frame: its stack)
 
         def with_mon(cb):
             def run():
@@ -664,9 +664,11 @@ ALT_ROWS = [
     ("4a. settrace, no-op callback: per event", "events.settrace_per_event", "ns"),
     ("4a. settrace, reads f_lasti: per event", "events.settrace_lasti_per_event", "ns"),
     ("4a. monitoring, no-op callback: per event", "events.monitoring_per_event", "ns"),
-    ("4a. monitoring, _getframe(1).f_lasti: per event", "events.monitoring_frame_per_event", "ns"),
+    ("4a. monitoring, _getframe(1).f_lasti: per event", "events.monitoring_frame_per_event",
+     "ns"),
     ("4a. settrace / monitoring (no-op, per event)", "events.settrace_over_monitoring", "x"),
-    ("4b. AST rewrite of a 50-line function, CPU time: getsource (cold linecache)", "ast.getsource_cold", "ms"),
+    ("4b. AST rewrite of a 50-line function, CPU time: getsource (cold linecache)",
+     "ast.getsource_cold", "ms"),
     ("4b. getsource (warm)", "ast.getsource", "ms"),
     ("4b. ast.parse", "ast.parse", "ms"),
     ("4b. transform (NodeTransformer)", "ast.transform", "ms"),
@@ -712,7 +714,7 @@ def table(results: dict, labels: list[str]) -> str:
                 cells.append(f"{a / b:.2f}" if ok else "—")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     alt_lab = labels[-1]
-    alt = [f"| measurement | " + " | ".join(vers) + " |", "|---|" + "--:|" * len(vers)]
+    alt = ["| measurement | " + " | ".join(vers) + " |", "|---|" + "--:|" * len(vers)]
     for name, path, unit in ALT_ROWS:
         if path is None:
             cells = []
