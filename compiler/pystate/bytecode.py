@@ -678,6 +678,29 @@ def _build(obs, st, frame, ins):
     how = "content" if ins.opname == "BUILD_SET" else "use"
     provs, _ = _operands(obs, st, frame, n, how, how == "use") if n else ([], [])
     st.stack.append(Prov(all(p.det for p in provs), True))
+    if how == "use" and any(p.source is not None for p in provs):
+        st.finish = _ItemsOf(obs, provs)
+
+
+class _ItemsOf:
+    """Finish: the tuple or list just built holds values of these provenances (an item
+    read back, ``t[1]``, is still the argument it was, not a constant of the trace)."""
+
+    __slots__ = ("obs", "provs")
+
+    def __init__(self, obs, provs):
+        self.obs, self.provs = obs, provs
+
+    def __call__(self, st, off):
+        self.obs.items_are(peek.stack(st.frame)[-1], self.provs)
+
+
+def item_provs(obs, seq, n: int) -> list:
+    """The provenance of each of the first ``n`` items of ``seq`` (a container made
+    during the call: what it was built from, where known)."""
+    written = obs.written
+    key = id(seq)
+    return [written.get((key, i), DET) for i in range(n)]
 
 
 @_op("BUILD_MAP")
@@ -733,7 +756,10 @@ def _list_to_tuple(obs, st, frame, ins):
 
 @_op("UNPACK_SEQUENCE")
 def _unpack_sequence(obs, st, frame, ins):
-    provs, _ = _operands(obs, st, frame, 1, "content")
+    provs, real = _operands(obs, st, frame, 1, "content")
+    if provs[0].fresh and isinstance(real[0], (tuple, list)):
+        st.stack.extend(reversed(item_provs(obs, real[0], ins.arg)))
+        return
     item = DET if provs[0].det else UNKNOWN
     st.stack.extend([item] * ins.arg)
 
@@ -901,8 +927,11 @@ def _call_function_ex(obs, st, frame, ins, callee_at=1):
     items = list(vals[2])
     if n == 4:
         items += list(vals[3].values())
-    item_provs = [Prov(True, None)] * len(items)
-    st.finish = _call_finish(obs, st, frame, fn_p, fn, item_provs, items, (), n, star=True)
+    provs_of_items = item_provs(obs, vals[2], len(vals[2])) if provs[2].fresh else \
+        [Prov(True, None)] * len(vals[2])
+    provs_of_items += [Prov(True, None)] * (len(items) - len(provs_of_items))
+    st.finish = _call_finish(obs, st, frame, fn_p, fn, provs_of_items, items, (), n,
+                             star=True)
 
 
 def _call_finish(obs, st, frame, fn_p, fn, arg_provs, args, kwnames, npop, star=False):

@@ -256,6 +256,10 @@ class Observer:
         for n in _star_params(code):  # *args and **kwargs are made by the call
             if st.locals.get(n, DET).det:
                 st.locals[n] = FRESH
+        if call is not None and code.co_flags & _CO_VARARGS:  # what *args holds
+            extra = _varargs_provs(code, call, st.func)
+            if extra:
+                self.items_are(frame.f_locals[_star_params(code)[0]], extra)
         if st.func is not None and not st.fresh_func and not trusted_file(code.co_filename):
             self._defaults_read(st, frame, code)
         for name in code.co_cellvars:
@@ -388,6 +392,12 @@ class Observer:
 
     def made_object(self, obj) -> None:
         self.made[id(obj)] = obj
+
+    def items_are(self, seq, provs) -> None:
+        """``seq`` (made during the call) holds values of these provenances."""
+        for i, p in enumerate(provs):
+            self.written[(id(seq), i)] = p
+        self.keep.append(seq)
 
     # -- helpers for the handlers -------------------------------------------------------
     def guard(self, g) -> None:
@@ -599,6 +609,14 @@ def bind_params(code, call, func) -> dict:
         if provs.get(n, DET).det:
             provs[n] = FRESH
     return provs
+
+
+def _varargs_provs(code, call, func) -> list:
+    """The provenances of the positional arguments a call put into ``*args``."""
+    if func is None or call.callee is not func:
+        return []
+    pos = call.arg_provs[:len(call.arg_provs) - len(call.kwnames)]
+    return list(pos[code.co_argcount:])
 
 
 def _bind(code, params, call, func) -> dict:

@@ -543,9 +543,9 @@ def test_metadata_and_number_branches_match_eager(checks, calls, as_method, back
 
 # -- mismatches the fuzzer found, kept out of the random programs ---------------------------
 
-@pytest.mark.xfail(strict=True, reason="a list argument read back from a tuple built in the "
-                   "call (Module.__call__(*args) builds one) is appended to on a replay as "
-                   "the first call's list: the new list stays empty")
+@pytest.mark.regression("a list argument read back from a tuple built in the call "
+                    "(Module.__call__(*args) builds one) was appended to on replays as the "
+                    "first call's list")
 def test_a_list_argument_read_back_from_a_tuple_is_appended_to():
     @compiler.compile(backend="python")
     def f(x, xs):
@@ -557,3 +557,17 @@ def test_a_list_argument_read_back_from_a_tuple_is_appended_to():
     for xs in lists:             # a new list at every call: one key, replayed from call 2
         f(torch.ones(3), xs)
     assert lists == [[1], [1], [1], [1]]
+
+
+@pytest.mark.regression("a module called with a list argument appended to call 0's list")
+def test_a_list_argument_through_module_call_is_appended_to():
+    class M(nn.Module):
+        def forward(self, x, xs):
+            xs.append(len(xs))
+            return x * 2
+
+    m = compiler.compile(M(), backend="python")
+    lists = [[], [], [], []]
+    for xs in lists:
+        m(torch.ones(3), xs)
+    assert lists == [[0], [0], [0], [0]]
