@@ -22,8 +22,8 @@ import numpy as np
 from eager import autograd
 from eager import random as _random
 from eager._state import STATE
-from eager.nn.module import STRUCTURE_EPOCH
 from eager.func.batching import ACTIVE as _VMAPS
+from eager.nn.module import STRUCTURE_EPOCH
 from eager.tensor import Tensor
 from runtime.cpu import compile_worker
 
@@ -254,8 +254,9 @@ class CompiledFunction:
     def _recompile(self, key, entry, tensors, args, kwargs):
         """The guards of every trace of the key failed: record one more."""
         reason = entry[0].pre.failure(tensors, args, kwargs)
-        failed = entry[0].pre.failing_guard(args, kwargs)
-        if failed is not None and self._dyn.mark_from_guard(failed):
+        marked = [g for g in entry[0].pre.failing_guards(args, kwargs)
+                  if self._dyn.mark_from_guard(g)]
+        if marked:
             reason += " (from now on an input of the trace)"
         log.recompiles.info("%s: recompiling: %s", self.__name__, reason)
         return self._trace(key, tensors, args, kwargs, None, reason)

@@ -369,11 +369,12 @@ class Preconditions:
             return self.pystate.failure(args, kwargs or {}) or "Python state changed"
         return self._tensor_failure(tensors)
 
-    def failing_guard(self, args, kwargs):
-        """The first Python-state guard that fails now, or None."""
+    def failing_guards(self, args, kwargs) -> list:
+        """The Python-state guards that fail now (two counters that both changed: each
+        becomes an input of the next trace at once, not one per retrace)."""
         if self.pystate is not None and not self.pystate.check(args, kwargs):
-            return self.pystate.failing(args, kwargs)
-        return None
+            return self.pystate.all_failing(args, kwargs)
+        return []
 
     def _tensor_failure(self, tensors) -> str | None:
         for (t, shape, dtype, rg), storage in zip(self.lifted, self.lifted_storage):

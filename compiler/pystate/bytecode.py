@@ -25,6 +25,7 @@ from .base import Unsure, trusted_file, where
 from .guards import Missing, is_immutable_value
 from .prov import DET, FRESH, NULL, OLD, UNKNOWN, Prov, persistent
 from .sources import Arg, Attr, Cell, Fixed, Global, Item
+from .symbolic import is_sym, specialize
 
 HANDLERS: dict = {}
 
@@ -612,8 +613,33 @@ def _binary_op(obs, st, frame, ins):
         raise _unsure(f"changes a {type(a).__name__} made before the call with "
                       f"{ins.argrepr}")
     st.stack.append(_result(provs, real))
-    st.finish = _TakeChild(DET)
+    st.finish = _sym_checked(real)
     st.hints.extend(zip(real, provs))
+
+
+def _sym_checked(operands):
+    """The finish of an operator: its result, and if a dynamic number went in but a plain
+    one came out, the dynamic numbers specialized (``0.9 ** n`` with ``n`` a dynamic
+    int: ``float.__pow__`` takes the int subclass's value without asking it, so the
+    result would silently be this call's)."""
+    if any(is_sym(v) for v in operands):
+        return _SymResult(operands)
+    return _TakeChild(DET)
+
+
+class _SymResult:
+    __slots__ = ("operands",)
+
+    def __init__(self, operands):
+        self.operands = operands
+
+    def __call__(self, st, off):
+        if st.child is not None:
+            st.stack[-1] = st.child
+        res = peek.stack(st.frame)[-1]
+        if not is_sym(res) and not isinstance(res, Tensor):
+            for v in self.operands:
+                specialize(v)
 
 
 def _sym_arithmetic(operands) -> bool:
@@ -636,7 +662,7 @@ def _compare(obs, st, frame, ins):
     provs, real = _operands(obs, st, frame, 2, "content",
                             _sym_arithmetic(peek.stack(frame)[-2:]))
     st.stack.append(Prov(_result(provs).det, True))
-    st.finish = _TakeChild(DET)
+    st.finish = _sym_checked(real)
     st.hints.extend(zip(real, provs))
 
 
@@ -786,7 +812,7 @@ def _get_iter(obs, st, frame, ins):
     if isinstance(v, Tensor):
         st.stack.append(FRESH)
         return
-    obs.consume(p, v, "content", frame)
+    obs.consume(p, v, "items", frame)
     st.stack.append(Prov(p.det, True))
     st.finish = _TakeChild(DET)
     st.hints.append((v, p))
@@ -1013,8 +1039,9 @@ def _trusted_function(obs, func) -> bool:
 
 def _call_class(obs, frame, cls, arg_provs, args, kwnames, npop):
     if cls.__module__ == "builtins" or cls.__module__.startswith(("numpy", "collections")):
+        how = "items" if cls in _HANDS_OUT_ITEMS else "content"
         for p, v in zip(arg_provs, args):
-            obs.consume(p, v, "content", frame)
+            obs.consume(p, v, how, frame)
     if cls is super:
         return _Call(None, arg_provs, tuple(kwnames), npop, False, True, DET)
     return _Call(None, arg_provs, tuple(kwnames), npop, False, True, FRESH,
@@ -1026,6 +1053,10 @@ def _user_class(cls) -> bool:
     made): not a built-in, NumPy's or eager's own."""
     mod = cls.__module__ or ""
     return mod.split(".", 1)[0] not in ("builtins", "numpy", "collections", *_OURS)
+
+
+#: built-ins that give a container's items to Python without reading them
+_HANDS_OUT_ITEMS = (zip, enumerate, iter, reversed, list, tuple)
 
 
 def _call_pure(obs, frame, fn, arg_provs, args, kwnames, npop):
@@ -1041,6 +1072,10 @@ def _call_pure(obs, frame, fn, arg_provs, args, kwnames, npop):
     how = "content"
     if fn in (isinstance, issubclass, id, type, callable, repr, hash):
         how = "use"
+    elif fn is len:
+        how = "len"
+    elif fn in _HANDS_OUT_ITEMS:
+        how = "items"
     for p, v in zip(arg_provs, args):
         # (a dynamic number given to isinstance, type, id... is not read: repr and hash
         # read it through its own methods, which specialize it)

@@ -190,11 +190,15 @@ class Content(PyGuard):
     """A container whose items the trace consumed: same type, length, keys and items
     (immutable items by value, others by identity, nested containers recursively)."""
 
-    __slots__ = ("snapshot",)
+    __slots__ = ("snapshot", "shallow")
 
-    def __init__(self, source, snapshot, covered=False, where=None):
+    def __init__(self, source, snapshot, covered=False, where=None, shallow=False):
         super().__init__(source, covered, where)
         self.snapshot = snapshot
+        self.shallow = shallow  # items by identity (iterated: Python's reads are guarded)
+
+    def ident(self):
+        return ("Content", self.source.key(), self.shallow)
 
     def expr(self, b):
         return f"__content({self.source.expr(b)}, {b.bind(self.snapshot, 's')})"
@@ -236,9 +240,10 @@ class TooLarge(Exception):
     pass
 
 
-def snapshot(obj, budget=None):
+def snapshot(obj, budget=None, depth: int = -1):
     """A comparable record of a container's items: ("eq", value) for immutable values,
-    ("is", obj) for other objects, (kind, type, ...) for nested builtin containers."""
+    ("is", obj) for other objects, (kind, type, ...) for nested builtin containers, down
+    to ``depth`` levels (-1: all; 1: the container's own items, by value or identity)."""
     if budget is None:
         budget = [MAX_ITEMS]
     budget[0] -= 1
@@ -246,11 +251,14 @@ def snapshot(obj, budget=None):
         raise TooLarge
     if is_immutable_value(obj):
         return ("eq", obj)
+    if depth == 0:
+        return ("is", obj)
     t = type(obj)
     if isinstance(obj, (list, tuple)):
-        return ("seq", t, tuple(snapshot(x, budget) for x in obj))
+        return ("seq", t, tuple(snapshot(x, budget, depth - 1) for x in obj))
     if isinstance(obj, dict):
-        return ("map", t, tuple(obj.keys()), tuple(snapshot(v, budget) for v in obj.values()))
+        return ("map", t, tuple(obj.keys()),
+                tuple(snapshot(v, budget, depth - 1) for v in obj.values()))
     if isinstance(obj, (set, frozenset)):
         items = list(obj)
         if all(is_immutable_value(x) for x in items):
@@ -354,6 +362,9 @@ class GuardSet:
             if not g.check_now(args, kwargs):
                 return g
         return None
+
+    def all_failing(self, args, kwargs) -> list:
+        return [g for g in self.guards if not g.check_now(args, kwargs)]
 
 
 def _short(obj) -> str:

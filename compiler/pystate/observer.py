@@ -441,7 +441,9 @@ class Observer:
 
     def consume(self, prov: Prov, value, how: str, frame, sym_ok: bool = False) -> None:
         """``value`` is used by an operation the observer does not see into: ``how`` is
-        "content" (its items are read), "truth" / "len" (its length), or "use".  A dynamic
+        "content" (its items are read, nested containers too), "items" (its items are
+        handed to Python as they are: iteration, ``zip``; what Python then reads of them
+        is guarded where it reads), "truth" / "len" (its length), or "use".  A dynamic
         number used where its value matters is specialized (guarded on its value) unless
         ``sym_ok`` (arithmetic, tensor ops: it stays an input)."""
         if value is peek.NULL:
@@ -469,14 +471,15 @@ class Observer:
         if how in ("truth", "len"):
             self.guard(Len(src, len(value), cov, where(frame)))
             return
+        shallow = how == "items"
         try:
-            snap = snapshot(value)
+            snap = snapshot(value, depth=1 if shallow else -1)
         except TooLarge:
             raise Unsure(f"reads every item of a {t.__name__} too large to guard") from None
         pinned: list = []
         snapshot_objects(snap, pinned)
         self.keep.append(value)
-        self.guard(Content(src, snap, cov, where(frame)))
+        self.guard(Content(src, snap, cov, where(frame), shallow))
 
     def wrote(self, target, key, prov: Prov) -> None:
         """This call stored ``prov`` into ``target`` (attribute or item ``key``): later

@@ -18,7 +18,6 @@ import pytest
 import compiler
 import eager as torch
 from eager import nn
-
 from tests.compiler.test_python_state import _same, twins
 
 N = 6
@@ -448,3 +447,68 @@ def test_a_branch_on_a_value_read_from_a_tensor_tells_minus_zero_and_nan_apart()
         if i == 1:
             compiler.wait()
     assert fc.stats()["hits"] >= 3
+
+
+@pytest.mark.regression("0.9 ** n with n a dynamic int replayed call 0's power: float.__pow__ "
+                        "took the int subclass's value without asking it")
+def test_a_float_operator_on_a_dynamic_int_is_not_baked_in():
+    class Sched:
+        def __init__(self):
+            self.epoch = 0
+
+    def make():
+        s = Sched()
+
+        def f(x):
+            s.epoch += 1
+            return x * (0.9 ** s.epoch) + (1.0 if 0.5 < s.epoch else 0.0)
+        return f, s
+
+    twins(make, n=N)
+
+
+def test_two_counters_changing_every_call_replay():
+    class S:
+        def __init__(self):
+            self.a, self.b = 0, 0
+
+        def state(self):
+            return {"a": self.a, "b": self.b}
+
+    def make():
+        s = S()
+
+        def f(x):
+            s.a += 1
+            s.b += 2
+            return x * s.a + s.b
+        return f, s
+
+    cf = twins(make, n=8)
+    assert cf.stats()["hits"] >= 5
+
+
+def test_a_scheduler_step_inside_the_step_replays():
+    class W:
+        def __init__(self):
+            torch.manual_seed(0)
+            self.m = nn.Linear(3, 1)
+            self.opt = torch.optim.SGD(self.m.parameters(), lr=0.1)
+            self.sched = torch.optim.lr_scheduler.ExponentialLR(self.opt, gamma=0.9)
+
+        def step(self, x):
+            self.opt.zero_grad()
+            loss = (self.m(x) ** 2).mean()
+            loss.backward()
+            self.opt.step()
+            self.sched.step()
+            return loss
+
+        def state(self):
+            return {"lr": self.opt.param_groups[0]["lr"], "last": self.sched.get_last_lr(),
+                    "params": [p.detach().clone() for p in self.m.parameters()]}
+
+    def make():
+        w = W()
+        return w.step, w
+    twins(make, args=lambda i: (torch.ones(4, 3),), n=8)
