@@ -13,8 +13,17 @@ somewhere it has not seen.
 are ``torch.compiler``'s; ``eager.compile`` and ``eager.compiler`` are the same objects.
 """
 
-from .api import (CompiledFunction, CompileWarning, GraphBreakError, compile, disable,
-                  explain, is_compiling, reset, wait)
+from .api import (
+                  CompiledFunction,
+                  CompileWarning,
+                  GraphBreakError,
+                  compile,
+                  disable,
+                  explain,
+                  is_compiling,
+                  reset,
+                  wait,
+)
 from .check import CheckError
 
 __all__ = ["compile", "explain", "reset", "wait", "disable", "is_compiling",

@@ -30,7 +30,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import factories as _fac
-from .tensor import Tensor, device
+from .tensor import Tensor
 
 __all__ = ["BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor",
            "FloatTensor", "HalfTensor", "IntTensor", "LongTensor", "ShortTensor",

@@ -498,8 +498,8 @@ class _Loader:
                                 "expected the storage it was given (storage.cpu(), "
                                 "storage.cuda(i)) or None")
         else:
-            raise _MapLocationError(f"eager.load: map_location must be None, a str, a device, a dict "
-                            f"or a callable, not {type(ml).__name__}")
+            raise _MapLocationError(f"eager.load: map_location must be None, a str, a device, "
+                                    f"a dict or a callable, not {type(ml).__name__}")
         return _check_device(dev)
 
     # -- tensor rebuilding -----------------------------------------------------------

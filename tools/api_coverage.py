@@ -422,8 +422,9 @@ def main(argv=None) -> int:
         out = subprocess.run([sys.executable, here, "--json"], env=env, check=True,
                              capture_output=True, text=True, cwd=args.before).stdout
         before = json.loads(out)
-    import eager
     import torch
+
+    import eager
     versions = f"torch {torch.__version__}, eager {getattr(eager, '__version__', '?')}, " \
                f"Python {sys.version.split()[0]}"
     text = report(after, before, args.before_label, versions)

@@ -15,9 +15,18 @@ from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .transformed_distribution import LogNormal, TransformedDistribution
-from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform,
-                         PowerTransform, SigmoidTransform, SoftplusTransform, TanhTransform,
-                         Transform, identity_transform)
+from .transforms import (
+                         AbsTransform,
+                         AffineTransform,
+                         ComposeTransform,
+                         ExpTransform,
+                         PowerTransform,
+                         SigmoidTransform,
+                         SoftplusTransform,
+                         TanhTransform,
+                         Transform,
+                         identity_transform,
+)
 from .uniform import Uniform
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Categorical", "ComposeTransform",

@@ -1,6 +1,9 @@
 """``eager.nn``: modules, parameters, layers, losses, ``functional`` and ``init``, with
 PyTorch's names and behaviour."""
 
+# isort: skip_file
+# (the import of .modules at the end must stay last: it re-exports the names above)
+
 from . import functional, init, parallel, utils  # noqa: F401
 from .activation import (  # noqa: F401
                          CELU,
@@ -81,4 +84,5 @@ from .transformer import (  # noqa: F401
                          TransformerEncoderLayer,
 )
 from .upsampling import *  # noqa: F403 (Upsample, UpsamplingNearest2d, ...)
-from . import modules  # noqa: F401, E402 (torch.nn.modules.* import paths)
+# last: eager.nn.modules.* (torch.nn.modules.* import paths) re-export the names above
+from . import modules  # noqa: F401, E402

@@ -12,7 +12,6 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes as _dt
 from .._state import STATE
 from ..amp.autocast_mode import cast_inputs as _autocast
 from ..dispatch import dispatch
@@ -28,8 +27,8 @@ from ..ops import loss as _loss
 from ..ops import shape as _shp
 from .fn import activation as _act_fns
 from .fn import conv as _conv_fns
-from .fn import dropout as _drop_fns
 from .fn import distance as _distance_fns
+from .fn import dropout as _drop_fns
 from .fn import loss as _loss_fns
 from .fn import normalization as _norm_fns
 from .fn import pooling as _pool_fns
@@ -37,8 +36,8 @@ from .fn import vision as _vision_fns
 from .fn.activation import *  # noqa: F403 (hardtanh, relu6, selu, ...)
 from .fn.activation import apply_inplace as _apply_inplace
 from .fn.conv import *  # noqa: F403 (convolution, unfold/fold)
-from .fn.dropout import *  # noqa: F403 (dropout2d, alpha_dropout, pixel_shuffle, ...)
 from .fn.distance import *  # noqa: F403 (normalize, cosine_similarity, pairwise_distance)
+from .fn.dropout import *  # noqa: F403 (dropout2d, alpha_dropout, pixel_shuffle, ...)
 from .fn.loss import *  # noqa: F403 (kl_div)
 from .fn.normalization import *  # noqa: F403 (batch_norm, group_norm, instance_norm)
 from .fn.pooling import *  # noqa: F403 (max/avg/adaptive pooling)
@@ -49,8 +48,8 @@ __all__ = ["bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits
            "layer_norm", "leaky_relu", "linear", "log_softmax", "mse_loss", "nll_loss", "one_hot",
            "relu", "relu_", "sigmoid", "silu", "smooth_l1_loss", "softmax", "softplus",
            "tanh"]
-__all__ += (_act_fns.__all__ + _conv_fns.__all__ + _drop_fns.__all__ + _distance_fns.__all__ + _loss_fns.__all__ + _norm_fns.__all__
-            + _pool_fns.__all__ + _vision_fns.__all__)
+__all__ += (_act_fns.__all__ + _conv_fns.__all__ + _drop_fns.__all__ + _distance_fns.__all__
+            + _loss_fns.__all__ + _norm_fns.__all__ + _pool_fns.__all__ + _vision_fns.__all__)
 
 
 def _reshape(x, shape):

@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 import warnings
 
-from ..autograd.grad_mode import no_grad
 from .. import dtypes as _dt
+from ..autograd.grad_mode import no_grad
 from ..fn import elementwise as _ew
 
 __all__ = ["calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_",
@@ -144,7 +144,8 @@ def orthogonal_(tensor, gain: float = 1.0, generator=None):
         return tensor
     import numpy as np
 
-    from ..factories import randn, tensor as _tensor
+    from ..factories import randn
+    from ..factories import tensor as _tensor
     rows = int(tensor.shape[0])
     cols = tensor.numel() // rows
     with no_grad():

@@ -100,9 +100,9 @@ class Adam(Optimizer):
                 if grad is None:
                     continue
                 state = self._init_state(p, group)
-                if not capturable and not traced and _numpy_step(p, grad, state, lr, beta1, beta2, eps,
-                                                  weight_decay, decoupled, amsgrad,
-                                                  maximize):
+                if not capturable and not traced and _numpy_step(
+                        p, grad, state, lr, beta1, beta2, eps, weight_decay, decoupled,
+                        amsgrad, maximize):
                     continue
                 if maximize:
                     grad = grad.neg()

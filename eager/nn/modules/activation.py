@@ -5,6 +5,7 @@ from .. import (  # noqa: F401
     ELU,
     GELU,
     GLU,
+    SELU,
     Hardshrink,
     Hardsigmoid,
     Hardswish,
@@ -15,12 +16,11 @@ from .. import (  # noqa: F401
     Mish,
     MultiheadAttention,
     PReLU,
-    RReLU,
     ReLU,
     ReLU6,
-    SELU,
-    SiLU,
+    RReLU,
     Sigmoid,
+    SiLU,
     Softmax,
     Softmax2d,
     Softmin,
@@ -32,4 +32,7 @@ from .. import (  # noqa: F401
     Threshold,
 )
 
-__all__ = ["CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish", "MultiheadAttention", "PReLU", "RReLU", "ReLU", "ReLU6", "SELU", "SiLU", "Sigmoid", "Softmax", "Softmax2d", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold"]
+__all__ = ["CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
+           "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish", "MultiheadAttention", "PReLU", "RReLU",
+           "ReLU", "ReLU6", "SELU", "SiLU", "Sigmoid", "Softmax", "Softmax2d", "Softmin",
+           "Softplus", "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold"]

@@ -2,10 +2,10 @@
 
 from .. import (  # noqa: F401
     GRU,
-    GRUCell,
     LSTM,
-    LSTMCell,
     RNN,
+    GRUCell,
+    LSTMCell,
     RNNBase,
     RNNCell,
 )
