@@ -1,4 +1,5 @@
-"""``python -m benchmarks [--quick] [--only NAME ...] [--report]``: see benchmarks/README.md."""
+"""``python -m benchmarks [--quick] [--only NAME ...] [--report [--update-docs]]``: see
+benchmarks/README.md."""
 
 from __future__ import annotations
 
@@ -14,6 +15,11 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_JSON = os.path.join(ROOT, "benchmarks", "results", "latest.json")
+#: where --report writes without --update-docs (benchmarks/results/ is not committed)
+REPORT_DIR = os.path.join(ROOT, "benchmarks", "results", "report")
+#: the committed report and README: written only with --update-docs
+DOCS_DIR = os.path.join(ROOT, "docs")
+README = os.path.join(ROOT, "README.md")
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "NUMBA_NUM_THREADS")
 
@@ -38,17 +44,34 @@ def parse(argv):
                     help="write the results here (default benchmarks/results/latest.json); "
                          "'' for none")
     ap.add_argument("--report", action="store_true",
-                    help="write the Markdown report, its JSON and the charts (--docs) and "
-                         "the README's 'How fast' block (--readme); needs matplotlib")
-    ap.add_argument("--docs", default=os.path.join(ROOT, "docs"), metavar="DIR",
+                    help="write the Markdown report, its JSON and the charts under "
+                         "benchmarks/results/report/ (not committed); needs matplotlib")
+    ap.add_argument("--update-docs", action="store_true",
+                    help="with --report (implied): write the committed report instead, "
+                         "docs/benchmarks.md, docs/benchmarks.json and docs/img/, and the "
+                         "README's 'How fast' block")
+    ap.add_argument("--docs", default=None, metavar="DIR",
                     help="where --report writes benchmarks.md, benchmarks.json and img/ "
-                         "(default docs/)")
-    ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"), metavar="PATH",
-                    help="the README whose 'How fast' block --report rewrites; '' for none")
+                         "(default benchmarks/results/report/, with --update-docs docs/)")
+    ap.add_argument("--readme", default=None, metavar="PATH",
+                    help="a README whose 'How fast' block --report rewrites (default: none, "
+                         "with --update-docs README.md); '' for none")
     ap.add_argument("--from-json", metavar="PATH",
                     help="run nothing: report the results of an earlier run "
                          "(e.g. docs/benchmarks.json)")
     args = ap.parse_args(argv)
+    if args.update_docs:
+        args.report = True
+    if args.docs is None:
+        args.docs = DOCS_DIR if args.update_docs else REPORT_DIR
+    if args.readme is None:
+        args.readme = README if args.update_docs else ""
+    if not args.update_docs:
+        tracked = [p for p, mine in ((args.docs, DOCS_DIR), (args.readme, README))
+                   if p and os.path.abspath(p) == os.path.abspath(mine)]
+        if tracked:
+            ap.error(f"{os.path.relpath(tracked[0])} is committed: rewrite it with "
+                     "--update-docs")
     if args.peers:
         from .peers import ALL
         bad = [p for p in args.peers if p not in ALL]
@@ -90,6 +113,9 @@ def main(argv=None) -> int:
     if args.report:
         for path in write_report(results, args.docs, args.readme):
             print(f"wrote {os.path.relpath(path)}")
+        if not args.update_docs:
+            print(f"the report is {os.path.relpath(os.path.join(args.docs, 'benchmarks.md'))}"
+                  "; docs/ and the README are unchanged (--update-docs rewrites them)")
     if args.json and not args.from_json:
         report.write_json(results, args.json)
         print(f"wrote {os.path.relpath(args.json)}")
@@ -244,6 +270,8 @@ def _args_text(args) -> str:
         out += f" --threads {args.threads}"
     if args.report:
         out += " --report"
+    if args.update_docs:
+        out += " --update-docs"
     return out
 
 

@@ -5,9 +5,13 @@ can be drawn, and anomaly detection names the op (and the forward line) behind a
 2. look at gradients of intermediates (``retain_grad``, ``register_hook``);
 3. print the graph behind a loss (``eager.viz.print_graph``; ``--dot PATH`` writes
    Graphviz DOT text, render with ``dot -Tsvg PATH -o graph.svg``);
-4. find where a NaN gradient comes from with ``autograd.detect_anomaly()``.
+4. find where a NaN gradient comes from with ``autograd.detect_anomaly()``;
+5. with ``--compile``: the same loss and gradients from a compiled function, timed against
+   eager, compared as the compiler promises (README, "Exactness": bit for bit, else each
+   call checked with ``compile(..., check=True)``, the debugging switch for compiled code,
+   within the stated bound), and what ``explain()`` tells about it.
 
-    python examples/debugging.py [--quick] [--dot graph.dot]
+    python examples/debugging.py [--quick] [--compile] [--dot graph.dot]
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -120,10 +125,65 @@ def section_anomaly():
     print(f"with eps: a.grad finite everywhere: {bool(np.isfinite(a.grad.numpy()).all())}")
 
 
+def section_compiled(model, x, y, loss_fn, calls):
+    print(f"\n== 5. the same loss and gradients compiled ({calls} calls each) ==")
+    from compiler import compile, wait
+    from compiler.check import CheckError, inexact_ops
+
+    def loss_and_grads(x, y):
+        model.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        return loss
+
+    def run(fn):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            loss = fn(x, y)
+        secs = time.perf_counter() - t0
+        return secs, [loss.detach().numpy().copy()] + [p.grad.numpy().copy()
+                                                      for p in model.parameters()]
+
+    cf = compile(loss_and_grads)
+    cf(x, y)                                  # records the trace (runs eagerly)
+    cf(x, y)
+    wait()                                    # fused kernels built: time what replays run
+    t_eager, want = run(loss_and_grads)
+    t_comp, got = run(cf)
+    print(f"eager {t_eager / calls * 1e6:.0f} us per call, compiled "
+          f"{t_comp / calls * 1e6:.0f} us per call ({t_eager / t_comp:.1f}x eager's speed)")
+    s = cf.stats()
+    print(f"explain: {s['calls']} calls, {s['hits']} compiled hits, {s['traces']} traces, "
+          f"{s['fallbacks']} eager fallbacks (print(cf.explain()) for guards and kernels)")
+    inexact = inexact_ops(cf.explain(wait=False).kernels)
+    if all(np.array_equal(a, b) for a, b in zip(got, want)):
+        print("compared: same loss and gradients as eager, bit for bit")
+    elif not inexact:
+        print("compared: LOSS OR GRADIENTS DIFFER FROM EAGER (bit for bit was promised: no "
+              "kernel computed anything but eager's operations)")
+        raise SystemExit(1)
+    else:
+        # check=True replays and runs eager beside every call, comparing within the bound
+        checked = compile(loss_and_grads, check=True)
+        try:
+            for k in range(5):
+                checked(x, y)
+                if k == 1:
+                    wait()
+        except CheckError as e:
+            print(f"compared: OUTSIDE THE STATED BOUND: {e}")
+            raise SystemExit(1) from None
+        print(f"compared: not eager's bits (its kernels compute {', '.join(inexact)}), "
+              f"within the stated bound at each of {checked.stats()['hits']} calls checked "
+              "with compile(..., check=True)")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="(already quick; for symmetry)")
     ap.add_argument("--dot", metavar="PATH", help="write the loss graph as Graphviz DOT")
+    ap.add_argument("--compile", action="store_true",
+                    help="also compute the loss and gradients compiled, timed and compared")
     args = ap.parse_args(argv)
 
     torch.manual_seed(0)
@@ -135,6 +195,8 @@ def main(argv=None) -> int:
     section_gradients(model, x, y, loss_fn)
     section_graph(model, x, y, loss_fn, args.dot)
     section_anomaly()
+    if args.compile:
+        section_compiled(model, x, y, loss_fn, 20 if args.quick else 200)
     print("\ndone")
     return 0
 

@@ -130,3 +130,15 @@ def test_benchmarks_and_docs_refer_to_nothing_outside_the_repository():
         if "/work/" in text or "goals_from" in text:
             bad.append(os.path.relpath(p, ROOT))
     assert not bad, bad
+
+
+def test_report_writes_the_committed_docs_only_with_update_docs():
+    _, args = cli.parse(["--report"])
+    assert args.docs == cli.REPORT_DIR and args.readme == ""        # benchmarks/results/
+    assert os.path.relpath(cli.REPORT_DIR, ROOT) == os.path.join("benchmarks", "results",
+                                                                 "report")
+    _, args = cli.parse(["--update-docs"])                          # implies --report
+    assert args.report and args.docs == cli.DOCS_DIR and args.readme == cli.README
+    for argv in (["--report", "--docs", cli.DOCS_DIR], ["--report", "--readme", cli.README]):
+        with pytest.raises(SystemExit):
+            cli.parse(argv)                                         # committed: refused

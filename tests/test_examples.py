@@ -164,7 +164,8 @@ def test_train_cnn_python_tier_bit_for_bit():
 
 @pytest.mark.parametrize("script", ["train_mlp.py", "branches.py", "dynamic_graphs.py",
                                     "debugging.py", "train_cnn.py",
-                                    "char_transformer.py", "lstm_sequences.py"])
+                                    "char_transformer.py", "lstm_sequences.py",
+                                    "per_sample_grads.py", "train_ddp.py"])
 def test_help(script):
     assert "usage:" in run(script, "--help")
 
@@ -174,3 +175,68 @@ def test_per_sample_grads():
     assert "'0.weight': (8, 64, 8)" in out
     m = re.search(r"max difference from a loop of grad: ([\d.e+-]+)", out)
     assert m and float(m.group(1)) < 1e-5, out
+
+
+# --quick --compile of every example (issue 22): a short run, the compiled computation timed
+# against eager and compared with it as the README's "Exactness" promises
+
+def test_train_mlp_quick_compile():
+    out = run("train_mlp.py", "--quick", "--compile")
+    accs = re.findall(r"final accuracy: [\d.]+% \([\d.]+ s training, (eager|compiled)\)", out)
+    assert accs == ["eager", "compiled"], out
+    assert re.search(r"timings: eager [\d.]+ s, compiled [\d.]+ s", out), out
+    _compiled_same_as_eager(out, calls=3 * 10)
+
+
+def test_branches_compile():
+    out = run("branches.py", "--quick", "--compile")
+    assert "results equal eager on every call" in out
+    assert re.search(r"eager [\d.]+ us per call, compiled [\d.]+ us per call", out), out
+    assert re.search(r"compared: (same results as eager on all 20 calls, bit for bit|"
+                     r"within the stated bound of eager on all 20 calls)", out), out
+
+
+def test_debugging_compile():
+    out = run("debugging.py", "--quick", "--compile")
+    assert "== 5. the same loss and gradients compiled (20 calls each) ==" in out
+    assert re.search(r"eager [\d.]+ us per call, compiled [\d.]+ us per call", out), out
+    assert re.search(r"compared: (same loss and gradients as eager, bit for bit|not eager's "
+                     r"bits .*within the stated bound at each of \d+ calls)", out), out
+    assert out.rstrip().endswith("done")
+
+
+def test_per_sample_grads_quick_compile():
+    out = run("per_sample_grads.py", "--quick", "--compile")
+    assert "'0.weight': (16, 64, 8)" in out
+    m = re.search(r"compiled by hand: max difference from vmap\(grad\): ([\d.e+-]+)", out)
+    assert m and float(m.group(1)) < 1e-5, out
+    assert re.search(r"by hand: eager [\d.]+ ms, compiled [\d.]+ ms", out), out
+    m = re.search(r"explain: (\d+) calls, (\d+) compiled hits, (\d+) traces, (\d+) eager "
+                  r"fallbacks; (same gradients as eager, bit for bit|within the stated bound "
+                  r"of eager at each of \d+ checked calls)", out)
+    assert m and int(m.group(3)) == 1 and int(m.group(2)) == int(m.group(1)) - 1, out
+
+
+def test_train_ddp_quick_compile_on_two_ranks():
+    pytest.importorskip("mpi4py", reason='MPI comes with the ".[distributed]" extra')
+    mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    if not os.path.exists(mpiexec):
+        pytest.skip("mpiexec not found next to python")
+    if any(k.startswith(("PMI_", "OMPI_COMM_WORLD")) for k in os.environ):
+        pytest.skip("already inside an MPI job")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "HYDRA_"))}
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run([mpiexec, "-n", "2", sys.executable,
+                           os.path.join(EXAMPLES, "train_ddp.py"), "--quick", "--compile"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT, env=env,
+                          check=False)
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr
+    assert "batch 100 (2 ranks x 50), 3 epochs" in out
+    assert len(re.findall(r"epoch +\d+ +loss", out)) == 2, out   # epochs 1 and 3, eager only
+    accs = re.findall(r"final accuracy: [\d.]+% \([\d.]+ s training, (eager|compiled), 2 "
+                      r"ranks\)", out)
+    assert accs == ["eager", "compiled"], out
+    _compiled_same_as_eager(out, calls=3 * 10,
+                            verdict=KEPT.replace("bit for bit", "bit for bit \\(every rank\\)")
+                            .replace("steps", "steps \\(.*\\)"))
