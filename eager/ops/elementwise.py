@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from runtime.cpu.erf import erf as _erf
+from runtime.cpu.erf import gelu as _gelu_erf
 
 from ..dtypes import floating, result_type
 from .base import OUT, Op
@@ -500,7 +501,7 @@ class Erf(FloatUnary):
 
     def forward(a):
         a = _float(a)
-        return _erf(a)  # vectorized; equals math.erf rounded to a's dtype
+        return _erf(a)  # vectorized; the kernels' bits (runtime.cpu.erf)
 
     def backward(F, g, saved, node):
         a = saved[0]
@@ -546,6 +547,8 @@ class Gelu(FloatUnary):
             return (0.5 * a * (1.0 + np.tanh(inner))).astype(a.dtype, copy=False)
         if approximate != "none":
             raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        if isinstance(a, np.ndarray):  # 0.5 * a * (1 + erf(a * _INV_SQRT_2)), in blocks
+            return _gelu_erf(a)
         return (0.5 * a * (1.0 + _erf(a * _INV_SQRT_2))).astype(a.dtype, copy=False)
 
     def backward(F, g, saved, node):

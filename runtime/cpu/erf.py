@@ -1,13 +1,32 @@
-"""``erf``: one algorithm, as whole-array NumPy operations (eager's forward) and per
-element in Numba kernels (:func:`runtime.cpu.mathlib.erf`, the same operations in the
-same order from the tables here, so eager and compiled results are the same bits).
+"""``erf``: two algorithms, each written twice, as whole-array NumPy operations (eager's
+forward) and per element in Numba kernels (:func:`runtime.cpu.mathlib.erf`, the same
+operations in the same order from the constants here), so eager and compiled results are
+the same bits in both dtypes.
 
-``erf`` of a float32 (or float16) array is computed in float64 and rounded once to the
-array's dtype, so it equals ``math.erf`` on each value rounded to that dtype.  Float64
-results are within 1 ulp of ``math.erf``.  Both claims, and the kernels' equality with
-this function, are tested value by value in ``tests/eager/test_erf.py``.
+**float32** (:func:`erf32`, float32 arithmetic throughout; no branches, no table
+lookups, so a kernel's loop vectorizes 8 lanes wide): within 1 ulp of the correctly
+rounded ``erf`` for every float32 input (checked over all 2**32 inputs by
+``benchmarks/check_erf32.py``; ``tests/eager/test_erf.py`` checks a dense sample).  Both
+regions are evaluated for every element and one is selected, for ``a = |x|``:
 
-How, for ``a = |x|`` (``erf`` is odd: the sign is copied back at the end):
+* ``a < 0.9375``: ``erf(x) = y + y * Q(x*x)`` scaled by ``2**-24``, ``y = x * 2**24``
+  (exact: a subnormal result is rounded once, at the end), ``Q(u) ~ erf(sqrt u)/sqrt u
+  - 1`` of degree 6 (``|y*Q| <= 0.14 |erf|``: its rounding errors shrink in the sum).
+* ``a >= 0.9375`` (and inf): ``erf(x) = copysign(1 - 2**r, x)``, ``r = L(min(a, 4) -
+  0.9375) ~ log2(erfc(a))``, ``L`` of degree 7; ``2**r = 2**f * 2**k`` with ``k =
+  rint(r)``, ``f = r - k`` (exact) in [-1/2, 1/2], ``2**f = 1 + f*E(f)`` of degree 6 and
+  ``2**k`` built from its exponent bits.  ``erfc(a) < 2**-25`` from ``a = 3.92``: the
+  result rounds to +-1, so ``a`` is clamped at 4.  nan takes the first region (nan).
+
+The errors: the polynomials are weighted minimax fits (Lawson's iteration in float64,
+coefficients rounded to float32 one at a time from the largest power, the rest refitted);
+the fit error is below 0.01 ulp of the result, the rest is float32 rounding (no FMA:
+NumPy has none).  ``L``'s error counts as ``erfc(a) * ln 2`` times its absolute error, so
+it is centred on the region's start, where ``erfc`` is largest.
+
+**float64** (and float16: computed in float64, rounded once, equal to ``math.erf``
+rounded): within 1 ulp of ``math.erf``, for ``a = |x|`` (``erf`` is odd: the sign is
+copied back at the end):
 
 * ``a < 1``: ``erf(x) = x + x * Q(x*x)`` with ``Q(u) = erf(sqrt(u))/sqrt(u) - 1``, a
   degree-12 polynomial.  ``|x * Q| <= 0.16 |erf(x)|``, so its rounding errors shrink
@@ -21,20 +40,24 @@ How, for ``a = |x|`` (``erf`` is odd: the sign is copied back at the end):
 The coefficients are Chebyshev interpolants (``mpmath.chebyfit`` at 50 digits, degree
 12 for ``Q`` on ``u`` in [0, 1], degree 13 for ``erfc(m + t)`` on ``t`` in [-1/4, 1/4]),
 rounded to float64; with the rounded coefficients the polynomials are within 1.7e-17
-(``Q``) and 4.6e-18 (``erfc``) of the functions.
+(``Q``) and 4.6e-18 (``erfc``) of the functions.  Both claims, and the kernels' equality
+with this module's functions, are tested value by value in ``tests/eager/test_erf.py``.
 
-Speed: the work is a few dozen whole-array NumPy operations (no Python per element);
-boolean-mask indexing is avoided (it is slow on unsorted data): each region's elements
-are picked once with ``flatnonzero`` and the polynomial coefficients of the ``erfc``
-intervals are gathered per element with ``take``.  Large arrays run in blocks that stay
-in cache.
+Speed: the work is whole-array NumPy operations (no Python per element), on blocks that
+stay in cache, into preallocated buffers.  float64: boolean-mask indexing is avoided (it
+is slow on unsorted data): each region's elements are picked once with ``flatnonzero``
+and the polynomial coefficients of the ``erfc`` intervals are gathered per element with
+``take``.  :func:`gelu` runs GELU's erf form block by block with the same operations as
+the expression ``0.5 * a * (1 + erf(a * (1/sqrt 2)))`` (the same bits).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["erf"]
+__all__ = ["erf", "erf32", "gelu"]
 
 # Q(u) = erf(sqrt u)/sqrt u - 1 = sum_j _Q[j] u**j on [0, 1]
 _Q = np.array([
@@ -113,16 +136,152 @@ _BLOCK = 1 << 16               # elements per block: the float64 temporaries sta
 
 
 def erf(a: np.ndarray) -> np.ndarray:
-    """``erf`` of each element of a float array, in the array's dtype."""
+    """``erf`` of each element of a float array, in the array's dtype (float32:
+    :func:`erf32`)."""
     a = np.asarray(a)
     if a.dtype.kind != "f":
         raise TypeError(f"erf: expected a floating-point array, got {a.dtype}")
+    if a.dtype == np.float32:
+        return erf32(a)
     flat = a.reshape(-1)
     out = np.empty(flat.shape, np.float64)
     for i in range(0, flat.size, _BLOCK):
         _erf_block(flat[i:i + _BLOCK].astype(np.float64), out[i:i + _BLOCK])
     return out.astype(a.dtype, copy=False).reshape(a.shape)
 
+
+# -- float32 ------------------------------------------------------------------------------
+
+_f32 = np.float32
+# region boundary, the scale of the first region, the clamp of the second
+T32, S32, S32_INV, A32_MAX = _f32(0.9375), _f32(2.0 ** 24), _f32(2.0 ** -24), _f32(4.0)
+# Q(u) ~ erf(sqrt u)/sqrt u - 1 on u in [0, T32**2]: Q32[j] u**j
+Q32 = np.array([
+    0.12837916612625122, -0.3761262893676758, 0.11283625662326813, -0.02685573697090149,
+    0.005192438140511513, -0.000805038376711309, 8.000271918717772e-05], _f32)
+# L(s) ~ log2(erfc(T32 + s)) on s in [0, 4 - T32]: L32[j] s**j
+L32 = np.array([
+    -2.435201644897461, -3.6558990478515625, -1.2047568559646606, -0.06370016932487488,
+    0.015421312302350998, -0.003057169960811734, 0.0004289966309443116,
+    -3.081964314333163e-05], _f32)
+# 2**f ~ 1 + f * E(f) on f in [-1/2, 1/2], E(f) = E32[j] f**j
+E32 = np.array([
+    0.6931471824645996, 0.24022647738456726, 0.055503323674201965, 0.00961843691766262,
+    0.001339887036010623, 0.00015353350318036973], _f32)
+_BLOCK32 = 1 << 15             # elements per float32 block (the buffers stay in L2)
+
+
+def erf32(a: np.ndarray) -> np.ndarray:
+    """``erf`` of a float32 array, float32 arithmetic (within 1 ulp of the correctly
+    rounded result); the same bits as :func:`runtime.cpu.mathlib.erf` on float32."""
+    a = np.asarray(a)
+    if a.dtype != np.float32:
+        raise TypeError(f"erf32: expected a float32 array, got {a.dtype}")
+    flat = a.reshape(-1)
+    out = np.empty_like(flat)
+    n = min(flat.size, _BLOCK32)
+    bufs = _Bufs32(n)
+    with np.errstate(all="ignore"):  # the region not selected may overflow or be nan
+        for i in range(0, flat.size, _BLOCK32):
+            j = min(i + _BLOCK32, flat.size)
+            _erf32_block(flat[i:j], out[i:j], bufs.view(j - i))
+    return out.reshape(a.shape)
+
+
+def gelu(a: np.ndarray) -> np.ndarray:
+    """GELU's erf form, ``0.5 * a * (1 + erf(a * (1/sqrt 2)))`` with the constants in
+    ``a``'s float dtype, evaluated in that order (the same bits as the expression), by
+    blocks for float32."""
+    a = np.asarray(a)
+    c = 1.0 / math.sqrt(2.0)          # a Python float: weak, takes a's dtype
+    if a.dtype != np.float32:
+        return (0.5 * a * (1.0 + erf(a * c))).astype(a.dtype, copy=False)
+    flat = a.reshape(-1)
+    out = np.empty_like(flat)
+    n = min(flat.size, _BLOCK32)
+    bufs = _Bufs32(n)
+    z, h = np.empty(n, _f32), np.empty(n, _f32)
+    c32, half, one = _f32(c), _f32(0.5), _f32(1.0)
+    with np.errstate(all="ignore"):
+        for i in range(0, flat.size, _BLOCK32):
+            j = min(i + _BLOCK32, flat.size)
+            x = flat[i:j]
+            zz, hh, o = z[:j - i], h[:j - i], out[i:j]
+            np.multiply(x, c32, out=zz)
+            _erf32_block(zz, o, bufs.view(j - i))
+            np.add(one, o, out=o)
+            np.multiply(half, x, out=hh)
+            np.multiply(hh, o, out=o)
+    return out.reshape(a.shape)
+
+
+class _Bufs32:
+    """Scratch arrays of one block: float32 ``a, q, y, u``, int32 ``k, m``, bool ``b``."""
+
+    def __init__(self, n: int):
+        self.f = np.empty((4, n), _f32)
+        self.i = np.empty((2, n), np.int32)
+        self.b = np.empty(n, np.bool_)
+
+    def view(self, n: int):
+        return (*self.f[:, :n], *self.i[:, :n], self.b[:n])
+
+
+_SIGN32 = np.int32(-2 ** 31)
+
+
+def _erf32_block(x, out, bufs) -> None:
+    """erf of the float32 block ``x`` into ``out``: the float operations of
+    :func:`runtime.cpu.mathlib._erf_f32`, one by one in its order.  Its ``copysign`` of a
+    positive value and its select are done on the bits here (NumPy's ``copysign`` and
+    ``where`` are several times slower than the arithmetic), with the same results."""
+    a, q, y, u, k, m, b = bufs
+    np.abs(x, out=a)
+    # |x| < T32: (y + y * Q(x*x)) * 2**-24, y = x * 2**24
+    np.multiply(x, S32, out=y)
+    np.multiply(x, x, out=u)
+    np.multiply(u, Q32[-1], out=q)
+    q += Q32[-2]
+    for c in Q32[-3::-1]:
+        q *= u
+        q += c
+    q *= y
+    q += y
+    q *= S32_INV
+    # |x| >= T32: copysign(1 - 2**r, x), r = L(min(|x|, 4) - T32)
+    np.greater_equal(a, T32, out=b)           # the region (nan: False, the first)
+    np.fmin(a, A32_MAX, out=u)                # a nan is not selected here: any value
+    u -= T32                                  # s
+    np.multiply(u, L32[-1], out=y)
+    y += L32[-2]
+    for c in L32[-3::-1]:
+        y *= u
+        y += c                                # r
+    np.rint(y, out=a)                         # k (a float)
+    y -= a                                    # f = r - k, exact
+    np.multiply(y, E32[-1], out=u)
+    u += E32[-2]
+    for c in E32[-3::-1]:
+        u *= y
+        u += c
+    u *= y
+    u += _f32(1.0)                            # 2**f
+    np.copyto(k, a, casting="unsafe")         # 2**k: k + 127 in the exponent bits
+    k += 127
+    k <<= 23
+    u *= k.view(_f32)
+    np.subtract(_f32(1.0), u, out=u)          # > 0: copysign is an or of x's sign bit
+    ui, qi = u.view(np.int32), q.view(np.int32)
+    np.bitwise_and(x.view(np.int32), _SIGN32, out=k)
+    ui |= k
+    np.copyto(m, b, casting="unsafe")         # select: q ^ ((u ^ q) & -b)
+    np.negative(m, out=m)
+    ui ^= qi
+    ui &= m
+    np.bitwise_xor(ui, qi, out=out.view(np.int32))
+
+
+# -- float64 ------------------------------------------------------------------------------
 
 def _erf_block(x: np.ndarray, out: np.ndarray) -> None:
     ax = np.abs(x)
