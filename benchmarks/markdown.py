@@ -11,7 +11,7 @@ from . import report as R
 from .charts import caption
 from .peers import COMPILED, EAGER, HEADERS, JAX, NUMPY, OURS, TORCH, TORCH_COMPILE
 
-START = "<!-- benchmarks:start (written by python -m benchmarks --report) -->"
+START = "<!-- benchmarks:start (written by python -m benchmarks --update-docs) -->"
 END = "<!-- benchmarks:end -->"
 COMMAND = 'pip install -e ".[bench]" && python -m benchmarks --report'
 HEADLINE_PEERS = (NUMPY, TORCH, TORCH_COMPILE, JAX)
