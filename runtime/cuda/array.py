@@ -85,6 +85,56 @@ def contiguous_strides(shape: tuple) -> tuple:
     return tuple(reversed(out))
 
 
+def _infer_shape(shape: tuple, size: int) -> tuple:
+    """``shape`` with its one ``-1`` resolved from ``size`` (NumPy's errors otherwise)."""
+    unknown = [i for i, n in enumerate(shape) if n == -1]
+    if len(unknown) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if any(n < -1 for n in shape):
+        raise ValueError(f"negative dimensions not allowed in shape {shape}")
+    known = 1
+    for n in shape:
+        if n != -1:
+            known *= n
+    if unknown:
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+        shape = shape[:unknown[0]] + (size // known,) + shape[unknown[0] + 1:]
+    elif known != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+    return shape
+
+
+def _view_strides(old: tuple, ostrides: tuple, new: tuple):
+    """Element strides viewing data of shape ``old``/``ostrides`` as ``new``, or None when
+    no view exists (PyTorch's ``computeStride``: runs of dimensions that are contiguous
+    among themselves may be regrouped)."""
+    numel = 1
+    for n in old:
+        numel *= n
+    if numel == 0 or not old:
+        return contiguous_strides(new)
+    out = [0] * len(new)
+    view_d = len(new) - 1
+    chunk = ostrides[-1]
+    tensor_numel = view_numel = 1
+    for d in range(len(old) - 1, -1, -1):
+        tensor_numel *= old[d]
+        if d == 0 or (old[d - 1] != 1 and ostrides[d - 1] != tensor_numel * chunk):
+            while view_d >= 0 and (view_numel < tensor_numel or new[view_d] == 1):
+                out[view_d] = view_numel * chunk
+                view_numel *= new[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if d > 0:
+                chunk = ostrides[d - 1]
+                tensor_numel = view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(out)
+
+
 class _Flags:
     __slots__ = ("c_contiguous", "writeable")
 
@@ -215,14 +265,23 @@ class CudaArray:
         return CudaArray(self.base, self.block, shape, estrides,
                          self.offset if offset is None else offset)
 
-    def reshape(self, shape) -> CudaArray:
-        """A view with another shape; ValueError when the strides do not allow one."""
-        shape = tuple(int(s) for s in shape)
-        if int(np.prod(shape)) != self.size:
-            raise ValueError(f"cannot reshape array of size {self.size} into shape {shape}")
-        if not self.is_contiguous:
-            raise ValueError("a reshape of non-contiguous CUDA data needs a copy")
-        return self._view(shape, contiguous_strides(shape))
+    def reshape(self, shape, copy=None) -> CudaArray:
+        """A view with another shape (one ``-1`` is inferred), as NumPy's
+        ``reshape(shape, copy=False)``: ValueError when the strides allow no view, whatever
+        ``copy`` says except True (then a contiguous copy, reshaped).  A non-contiguous
+        array is viewed whenever its strides allow it (PyTorch's ``computeStride``)."""
+        if isinstance(shape, (int, np.integer)):
+            shape = (shape,)
+        shape = _infer_shape(tuple(int(s) for s in shape), self.size)
+        if copy:
+            return self.copy().reshape(shape)
+        if self.is_contiguous:
+            return self._view(shape, contiguous_strides(shape))
+        st = _view_strides(self.shape, self.estrides, shape)
+        if st is None:
+            raise ValueError("cannot reshape these CUDA strides without a copy: "
+                             f"shape {self.shape} strides {self.estrides} -> {shape}")
+        return self._view(shape, st)
 
     def transpose(self, dims) -> CudaArray:
         return self._view(tuple(self.shape[d] for d in dims),
