@@ -530,7 +530,44 @@ def _randint(low, high, shape, dtype, device=None, generator=None):
     return out
 
 
+def _bernoulli_tensor(probs, generator=None):
+    """1 where a uniform draw falls below ``probs`` (PyTorch's error for p outside [0, 1],
+    read back from a device flag)."""
+    _no_cpu_generator(generator)
+    p = contiguous(probs)
+    out = CudaArray.empty(p.shape, p.dtype)
+    n = out.size
+    if not n:
+        return out
+    seed, offset = GENERATOR.take(n)
+    bad = CudaArray.from_host(np.zeros(1, np.int32))
+    blocks, threads = DEV.grid(n)
+    DEV.launch(_random_module(), "bernoulli_tensor", blocks, threads,
+               [out.base[out.offset:out.offset + n], p.base[p.offset:p.offset + n], n, seed,
+                offset, bad.base])
+    if bad.to_host()[0]:
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    return out
+
+
+def _randperm(n, dtype, device=None, generator=None):
+    """A random permutation: each index ranked by a 64-bit random key (ties by index)."""
+    _no_cpu_generator(generator)
+    out = CudaArray.empty((n,), dtype)
+    if not n:
+        return out
+    seed, offset = GENERATOR.take(n)
+    keys = CudaArray.empty((n,), np.uint64)
+    blocks, threads = DEV.grid(n)
+    mod = _random_module()
+    DEV.launch(mod, "random_keys", blocks, threads, [keys.base, n, seed, offset])
+    DEV.launch(mod, "rank_by_keys", blocks, threads, [out.base, keys.base, n])
+    return out
+
+
 TABLE.update({
+    Fa.BernoulliTensor: _bernoulli_tensor,
+    Fa.Randperm: _randperm,
     Fa.Full: _full,
     Fa.Arange: _on_host(Fa.Arange),
     Fa.Linspace: _on_host(Fa.Linspace),

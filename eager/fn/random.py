@@ -46,7 +46,7 @@ def bernoulli(input, p=None, *, generator=None):
     if not 0.0 <= p <= 1.0:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
     return dispatch(_f.Bernoulli, shape=tuple(input._data.shape), p=float(p),
-                    dtype=input._data.dtype, generator=generator)
+                    dtype=input._data.dtype, generator=generator, **_f.device_params(input))
 
 
 def _expand_as(p: Tensor, like: Tensor) -> Tensor:
@@ -114,7 +114,7 @@ def _normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
     _need_float(self, "normal_kernel_cpu")
     _check_std(std, "normal")
     z = dispatch(_f.Randn, shape=tuple(self._data.shape), dtype=self._data.dtype,
-                 generator=generator)
+                 generator=generator, **_f.device_params(self))
     return dispatch(_ew.Add, dispatch(_ew.Mul, z, float(std)), float(mean))
 
 
@@ -127,7 +127,7 @@ def _uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator=None, **kw
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={from_:g} > to={to:g}")
     u = dispatch(_f.Rand, shape=tuple(self._data.shape), dtype=self._data.dtype,
-                 generator=generator)
+                 generator=generator, **_f.device_params(self))
     return dispatch(_ew.Add, dispatch(_ew.Mul, u, float(to - from_)), float(from_))
 
 
@@ -140,7 +140,7 @@ def _bernoulli_(self, p=0.5, *, generator=None):
     if not 0.0 <= p <= 1.0:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
     return dispatch(_f.Bernoulli, shape=tuple(self._data.shape), p=float(p),
-                    dtype=self._data.dtype, generator=generator)
+                    dtype=self._data.dtype, generator=generator, **_f.device_params(self))
 
 
 def _random_(self, from_: int = 0, to: int | None = None, *, generator=None, **kw):
@@ -163,7 +163,7 @@ def _random_(self, from_: int = 0, to: int | None = None, *, generator=None, **k
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={from_} >= to={to}")
     return dispatch(_f.Randint, low=int(from_), high=int(to), shape=tuple(self._data.shape),
-                    dtype=d, generator=generator)
+                    dtype=d, generator=generator, **_f.device_params(self))
 
 
 def _exponential_(self, lambd: float = 1.0, *, generator=None):
@@ -173,7 +173,7 @@ def _exponential_(self, lambd: float = 1.0, *, generator=None):
     if not lambd > 0.0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
     u = dispatch(_f.Rand, shape=tuple(self._data.shape), dtype=np.dtype(np.float64),
-                 generator=generator)
+                 generator=generator, **_f.device_params(self))
     return dispatch(_ew.Mul, dispatch(_ew.Log1p, dispatch(_ew.Neg, u)), -1.0 / lambd)
 
 

@@ -164,7 +164,8 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     if p == 1.0:
         out = _ew.mul(input, 0.0)
     else:
-        mask = dispatch(_fac.Bernoulli, shape=tuple(input.shape), p=1.0 - p, dtype=dt)
+        mask = dispatch(_fac.Bernoulli, shape=tuple(input.shape), p=1.0 - p, dtype=dt,
+                        **_fac.device_params(input))
         out = _ew.mul(input, _ew.mul(mask, 1.0 / (1.0 - p)))
     if inplace:
         from ..methods import inplace as _inplace

@@ -48,14 +48,15 @@ def calculate_gain(nonlinearity: str, param=None) -> float:
 def uniform_(tensor, a: float = 0.0, b: float = 1.0, generator=None):
     from ..factories import rand
     with no_grad():
-        r = rand(*tensor.shape, dtype=tensor.dtype, generator=generator)
+        r = rand(*tensor.shape, dtype=tensor.dtype, generator=generator, device=tensor.device)
         return _write(tensor, _ew.add(_ew.mul(r, b - a), a), "uniform_")
 
 
 def normal_(tensor, mean: float = 0.0, std: float = 1.0, generator=None):
     from ..factories import randn
     with no_grad():
-        r = randn(*tensor.shape, dtype=tensor.dtype, generator=generator)
+        r = randn(*tensor.shape, dtype=tensor.dtype, generator=generator,
+                  device=tensor.device)
         return _write(tensor, _ew.add(_ew.mul(r, std), mean), "normal_")
 
 

@@ -1,6 +1,7 @@
 """Hand-written CUDA kernels, as source text loaded like generated ones (so each is
 compiled, cached and checked for real GPUs the same way): a tiled shared-memory GEMM
-with an optional bias epilogue, counter-based random numbers, and the NLL loss.
+with an optional bias epilogue, counter-based random numbers (and randperm by ranking
+random keys), and the NLL loss.
 """
 
 from __future__ import annotations
@@ -119,6 +120,44 @@ def randint(y, n, seed, offset, low, span):
     i = cuda.grid(1)
     while i < n:
         y[i] = low + np.int64(uniform(seed, offset + i, 0) * span)
+        i += cuda.gridsize(1)
+
+
+@cuda.jit
+def bernoulli_tensor(y, p, n, seed, offset, bad):
+    # y[i] = 1 where a uniform draw falls below p[i] (contiguous, y's dtype); bad[0] = 1
+    # when some p[i] lies outside [0, 1] (the caller raises PyTorch's error)
+    i = cuda.grid(1)
+    while i < n:
+        q = p[i]
+        if not (q >= 0 and q <= 1):
+            bad[0] = 1
+        y[i] = 1 if uniform(seed, offset + i, 0) < q else 0
+        i += cuda.gridsize(1)
+
+
+@cuda.jit
+def random_keys(keys, n, seed, offset):
+    # 64 random bits per element: the sort keys of randperm
+    i = cuda.grid(1)
+    while i < n:
+        keys[i] = (bits(seed, offset + i, 0) << np.uint64(32)) | bits(seed, offset + i, 1)
+        i += cuda.gridsize(1)
+
+
+@cuda.jit
+def rank_by_keys(y, keys, n):
+    # y[rank of keys[i]] = i, ties broken by index: a permutation whatever the keys (each
+    # thread counts the keys before its own, O(n) per element)
+    i = cuda.grid(1)
+    while i < n:
+        k = keys[i]
+        r = 0
+        for j in range(n):
+            kj = keys[j]
+            if kj < k or (kj == k and j < i):
+                r += 1
+        y[r] = i
         i += cuda.gridsize(1)
 '''
 

@@ -12,7 +12,7 @@ from runtime.cuda.array import CudaArray
 
 
 def _host(t):
-    return t.cpu().numpy()
+    return t.detach().cpu().numpy()
 
 
 # -- 1. reshape ------------------------------------------------------------------------------
@@ -57,3 +57,61 @@ def test_tensor_reshape_view_flatten_on_cuda():
     y = x.cuda().reshape(2, 3).t().reshape(-1)
     (y * eager.arange(6.0).cuda()).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [0, 2, 4, 1, 3, 5])
+
+
+# -- 2. random fills on the device -------------------------------------------------------------
+
+def test_fills_and_init_draw_on_the_device():
+    x = eager.empty(16, device="cuda")
+    assert x.normal_(2.0, 0.5) is x and x.is_cuda
+    v = _host(x)
+    assert np.isfinite(v).all() and abs(v.mean() - 2.0) < 0.6 and len(set(v.tolist())) == 16
+    u = _host(eager.empty(16, device="cuda").uniform_(-3.0, -1.0))
+    assert (u >= -3.0).all() and (u < -1.0).all() and len(set(u.tolist())) == 16
+    b = _host(eager.empty(8, device="cuda").bernoulli_(1.0))
+    np.testing.assert_array_equal(b, np.ones(8))
+    lin = eager.nn.Linear(3, 2, device="cuda")
+    assert lin.weight.is_cuda and lin.bias.is_cuda
+    w = _host(lin.weight)
+    assert (np.abs(w) <= 1 / np.sqrt(3)).all() and len(set(w.ravel().tolist())) == 6
+    eager.nn.init.xavier_normal_(lin.weight)
+    eager.nn.init.kaiming_uniform_(lin.weight)
+    assert lin.weight.is_cuda
+    eager.manual_seed(7)
+    a = _host(eager.empty(4, device="cuda").normal_())
+    eager.manual_seed(7)
+    np.testing.assert_array_equal(_host(eager.empty(4, device="cuda").normal_()), a)
+    with pytest.raises(RuntimeError, match="generator"):
+        eager.empty(2, device="cuda").normal_(generator=eager.Generator())
+
+
+def test_dropout_training_on_cuda():
+    x = eager.ones(12, device="cuda", requires_grad=True)
+    y = eager.nn.functional.dropout(x, 0.5, training=True)
+    assert y.is_cuda
+    v = _host(y)
+    assert set(v.tolist()) <= {0.0, 2.0}
+    y.sum().backward()
+    np.testing.assert_array_equal(_host(x.grad), v)
+    d = eager.nn.Dropout(0.25)
+    assert set(_host(d(eager.ones(8, device="cuda"))).tolist()) <= {0.0, float(np.float32(4 / 3))}
+    m = _host(eager.nn.functional.dropout1d(eager.ones(2, 3, 2, device="cuda"), 0.5, True))
+    assert set(m.ravel().tolist()) <= {0.0, 2.0}
+    assert (m == m[:, :, :1]).all()                  # whole channels
+
+
+def test_randperm_and_bernoulli_of_a_tensor_on_cuda():
+    p = eager.randperm(9, device="cuda")
+    assert p.is_cuda and p.dtype == eager.int64
+    assert sorted(_host(p).tolist()) == list(range(9))
+    assert _host(eager.randperm(0, device="cuda")).shape == (0,)
+    assert sorted(_host(eager.randperm(5, device="cuda", dtype=eager.float32)).tolist()) == \
+        [0.0, 1.0, 2.0, 3.0, 4.0]
+    probs = eager.tensor([0.0, 1.0, 0.0, 1.0, 1.0], device="cuda")
+    np.testing.assert_array_equal(_host(eager.bernoulli(probs)), [0, 1, 0, 1, 1])
+    s = eager.tensor([[0.0, 1.0, 0.5]], device="cuda").expand(2, 3)  # a strided p
+    r = _host(eager.bernoulli(s))
+    np.testing.assert_array_equal(r[:, :2], [[0, 1], [0, 1]])
+    assert set(r[:, 2].tolist()) <= {0.0, 1.0}
+    with pytest.raises(RuntimeError, match="p_in >= 0 && p_in <= 1"):
+        eager.bernoulli(eager.tensor([0.5, 1.5], device="cuda"))

@@ -21,8 +21,10 @@ def _check_p(p):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
-def _keep_mask(shape, p, dtype):
-    return dispatch(_fac.Bernoulli, shape=tuple(shape), p=1.0 - p, dtype=dtype)
+def _keep_mask(shape, p, dtype, like=None):
+    """The keep-mask, drawn on ``like``'s device."""
+    return dispatch(_fac.Bernoulli, shape=tuple(shape), p=1.0 - p, dtype=dtype,
+                    **_fac.device_params(like))
 
 
 def _feature_dropout(input, p, training, inplace, nsp: int, name: str):
@@ -43,7 +45,7 @@ def _feature_dropout(input, p, training, inplace, nsp: int, name: str):
     def f(x):
         if p == 1.0:
             return _ew.mul(x, 0.0)
-        mask = _keep_mask(mshape, p, x._data.dtype)
+        mask = _keep_mask(mshape, p, x._data.dtype, x)
         return _ew.mul(x, _ew.mul(mask, 1.0 / (1.0 - p)))
     return apply_inplace(input, f, inplace, name + "_")
 
@@ -87,7 +89,7 @@ def _alpha(input, p, training, inplace, mshape, name):
     b = a * _ALPHA * p  # output = a * (x * keep + (-alpha') * (1 - keep)) + b'
 
     def f(x):
-        keep = _keep_mask(mshape(x), p, x._data.dtype)
+        keep = _keep_mask(mshape(x), p, x._data.dtype, x)
         # PyTorch: (x * keep + (1 - keep) * (-alpha')) * a + alpha' * a * p
         dropped = _ew.mul(_ew.sub(keep, 1.0), _ALPHA)  # -alpha' where dropped, 0 where kept
         return _ew.add(_ew.mul(_ew.add(_ew.mul(x, keep), dropped), a), b)
