@@ -142,3 +142,18 @@ def test_report_writes_the_committed_docs_only_with_update_docs():
     for argv in (["--report", "--docs", cli.DOCS_DIR], ["--report", "--readme", cli.README]):
         with pytest.raises(SystemExit):
             cli.parse(argv)                                         # committed: refused
+
+
+def test_realprograms_quick_runs_one_program(capsys):
+    """The realprograms family's --quick mode on one program (makemore), ours only, with a
+    short end-to-end budget: steady-state and end-to-end cells, checked against eager."""
+    from benchmarks.families import realprograms
+    rc = realprograms.main(["--quick", "--programs", "makemore", "--budget", "0.5",
+                            "--peers", "eager", "compiled", "compiled fwd"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "| makemore | steady |" in out and "| makemore | end to end |" in out
+    res = realprograms.run_programs(True, {"eager", "compiled"}, lambda m: None,
+                                    programs=["makemore"], budget=0.3, steady=False)
+    cell = res["rp_makemore_e2e"]["impls"]["compiled"]
+    assert cell["status"] == "ok" and cell["check"] == "ok" and cell["detail"]["steps"] > 0

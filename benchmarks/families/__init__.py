@@ -18,6 +18,7 @@ FAMILIES = [
     "transformer",
     "transformer_ready",
     "lstm",
+    "realprograms",
     "cache_hit",
     "first_call",
     "cuda",
