@@ -313,7 +313,13 @@ def _copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
         src = fn.as_tensor_arg(src)
         if not isinstance(src, Tensor):
             return _fill_(self, src)
-    src = clone(src) if tuple(src.shape) == tuple(self.shape) else expand(src, self.shape)
+    moved = src.device.type != self.device.type
+    if moved:   # PyTorch copies across devices (differentiably, as to())
+        src = src.to(self.device)
+    if tuple(src.shape) != tuple(self.shape):
+        src = expand(src, self.shape)
+    elif not moved:
+        src = clone(src)
     return inplace(self, fn.cast(src, self.dtype), "copy_")
 
 

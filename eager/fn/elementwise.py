@@ -7,6 +7,8 @@ as Tensor methods.
 
 from __future__ import annotations
 
+import builtins as _builtins
+
 import numpy as np
 
 from .. import dtypes as _dt
@@ -215,18 +217,41 @@ logical_xor = _compare(_ew.LogicalXor)
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
+def _on_device(*xs) -> bool:
+    return any(isinstance(x, Tensor) and type(x._data) is not np.ndarray for x in xs)
+
+
 def equal(input, other) -> bool:
     """True if both tensors have the same shape and elements."""
-    return tuple(input.shape) == tuple(other.shape) and \
-        bool(np.array_equal(input._data, other._data))
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    if _on_device(input, other):   # counted on the device; one scalar comes back
+        return int(ne(input, other).sum().item()) == 0
+    return bool(np.array_equal(input._data, other._data))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    if _on_device(input, other):
+        far = logical_not(isclose(input, other, rtol, atol, equal_nan))
+        return int(far.sum().item()) == 0
     return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def _isclose_ops(input, other, rtol, atol, equal_nan):
+    """isclose from device ops: |a - b| <= atol + rtol * |b|, or a == b (infinities)."""
+    b_abs = abs(other) if isinstance(other, Tensor) else _builtins.abs(other)
+    close = le(abs(sub(input, other)), add(mul(b_abs, rtol), atol))
+    close = logical_or(close, eq(input, other))
+    if equal_nan:
+        nan_b = isnan(other) if isinstance(other, Tensor) else np.isnan(other)
+        close = logical_or(close, logical_and(isnan(input), nan_b))
+    return close
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     from ..factories import tensor
+    if _on_device(input, other):
+        return _isclose_ops(input, other, rtol, atol, equal_nan)
     return tensor(np.isclose(input._data, as_tensor_arg(other)._data if isinstance(other, Tensor)
                              else other, rtol=rtol, atol=atol, equal_nan=equal_nan))
 

@@ -115,3 +115,38 @@ def test_randperm_and_bernoulli_of_a_tensor_on_cuda():
     assert set(r[:, 2].tolist()) <= {0.0, 1.0}
     with pytest.raises(RuntimeError, match="p_in >= 0 && p_in <= 1"):
         eager.bernoulli(eager.tensor([0.5, 1.5], device="cuda"))
+
+
+# -- 3. copies across devices, comparisons ---------------------------------------------------------
+
+def test_copy_across_devices_both_ways():
+    g = eager.zeros(2, 3, device="cuda")
+    assert g.copy_(eager.arange(6.0).reshape(2, 3)) is g and g.is_cuda
+    np.testing.assert_array_equal(_host(g), np.arange(6.0).reshape(2, 3))
+    g.copy_(eager.tensor([7.0, 8.0, 9.0]))                     # broadcast from the CPU
+    np.testing.assert_array_equal(_host(g), [[7, 8, 9], [7, 8, 9]])
+    h = eager.zeros(2, 3, dtype=eager.float64)
+    h.copy_(eager.arange(6, device="cuda").reshape(2, 3).t().t())  # cast, from the device
+    assert not h.is_cuda and h.dtype == eager.float64
+    np.testing.assert_array_equal(h.numpy(), np.arange(6.0).reshape(2, 3))
+    x = eager.tensor([1.0, 2.0], requires_grad=True)
+    y = eager.zeros(2, device="cuda")
+    y.copy_(x * 2)
+    y.sum().backward()                                           # the gradient comes back
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
+
+
+def test_equal_allclose_isclose_on_cuda():
+    a = eager.tensor([1.0, 2.0, float("inf"), float("nan")], device="cuda")
+    b = a.clone()
+    assert not eager.equal(a, b)                                 # nan != nan, as torch
+    assert eager.equal(a[:3], b[:3]) and not eager.equal(a[:3], b[:2])
+    assert not eager.equal(a[:2], eager.tensor([1.0, 3.0], device="cuda"))
+    assert eager.allclose(a, b, equal_nan=True) and not eager.allclose(a, b)
+    c = eager.tensor([1.0 + 1e-6, 2.1, float("inf"), float("nan")], device="cuda")
+    got = eager.isclose(a, c)
+    assert got.is_cuda and got.dtype == eager.bool
+    np.testing.assert_array_equal(_host(got), [True, False, True, False])
+    np.testing.assert_array_equal(_host(eager.isclose(a, c, equal_nan=True, atol=0.2)),
+                                  [True, True, True, True])
+    np.testing.assert_array_equal(_host(eager.isclose(a, 2.0)), [False, True, False, False])
