@@ -154,11 +154,15 @@ def _device_type(device) -> str:
     and a clear one when the device cannot be used here."""
     if device is None:
         return "cpu"
-    kind = _device_cls(device).type
+    dev = _device_cls(device)
+    kind = dev.type
     if kind != "cpu" and not runtime_device.available(kind):
         raise RuntimeError(f"Torch not compiled with CUDA enabled: no {kind} device here "
                            f"(install the 'cuda' extra on a machine with a GPU, or set "
                            f"NUMBA_ENABLE_CUDASIM=1 for the simulator)")
+    if kind == "cuda" and dev.index:
+        from .cuda import check_device
+        check_device(dev)     # cuda:1 on one GPU: PyTorch's invalid device ordinal
     return kind
 
 

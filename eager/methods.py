@@ -253,7 +253,13 @@ def to_args(args, kwargs) -> tuple:
             dev = a
         elif a is not None:
             dtype = a
-    return (None if dev is None else _device(dev).type), dtype
+    if dev is None:
+        return None, dtype
+    dev = _device(dev)
+    if dev.type == "cuda" and dev.index:
+        from .factories import _device_type
+        _device_type(dev)     # cuda:1 on one GPU: PyTorch's invalid device ordinal
+    return dev.type, dtype
 
 
 def to_args_dtype(args, kwargs):
@@ -271,6 +277,14 @@ def to_device(t: Tensor, device_type: str) -> Tensor:
     from .ops.device import ToDevice
     _device_type(device_type)  # PyTorch's error when the device cannot be used here
     return dispatch(ToDevice, t, device=device_type, source=t.device.type)
+
+
+def _cuda_device(device) -> str:
+    """``Tensor.cuda(device)``: the index checked (PyTorch's invalid device ordinal)."""
+    if device is not None:
+        from .tensor import device as _device
+        to_args((_device("cuda", device) if isinstance(device, int) else device,), {})
+    return "cuda"
 
 
 def _to(self, *args, **kwargs):
@@ -341,7 +355,7 @@ def _install_conversions():
     T.bool = lambda self: fn.cast(self, "bool")
     T.cpu = lambda self, memory_format=None: to_device(self, "cpu")
     T.cuda = lambda self, device=None, non_blocking=False, memory_format=None: \
-        to_device(self, "cuda")
+        to_device(self, _cuda_device(device))
     from .fn.shape import permute, transpose
     T.T = property(lambda self: permute(self, tuple(range(self.ndim - 1, -1, -1))))
     T.mT = property(lambda self: transpose(self, -2, -1))

@@ -53,6 +53,27 @@ def empty_cache() -> None:
     ALLOCATOR.empty_cache()
 
 
+def check_device(device) -> None:
+    """PyTorch's error for a CUDA device index this machine does not have (``cuda:1`` on
+    one GPU); ``device``: an ``eager.device``, a string or an int (None: the current)."""
+    from ..tensor import device as _dev
+    if device is None:
+        return
+    if isinstance(device, int):
+        index = device
+    else:
+        dev = _dev(device)
+        if dev.type != "cuda" or dev.index is None:
+            return
+        index = dev.index
+    n = device_count()
+    if not 0 <= index < n:
+        raise RuntimeError("CUDA error: invalid device ordinal\nCUDA kernel errors might be "
+                           "asynchronously reported at some other API call, so the stacktrace "
+                           "below might be incorrect.\nFor debugging consider passing "
+                           "CUDA_LAUNCH_BLOCKING=1")
+
+
 def _require() -> None:
     if not is_available():
         raise RuntimeError("Found no NVIDIA driver on your system (and no numba-cuda "

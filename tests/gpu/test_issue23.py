@@ -150,3 +150,32 @@ def test_equal_allclose_isclose_on_cuda():
     np.testing.assert_array_equal(_host(eager.isclose(a, c, equal_nan=True, atol=0.2)),
                                   [True, True, True, True])
     np.testing.assert_array_equal(_host(eager.isclose(a, 2.0)), [False, True, False, False])
+
+
+# -- 4. device ordinals, save ------------------------------------------------------------------
+
+def test_a_device_index_this_machine_lacks_raises_pytorchs_error():
+    n = eager.cuda.device_count()
+    assert eager.zeros(1, device=f"cuda:{n - 1}").is_cuda
+    assert eager.zeros(1).to(f"cuda:{n - 1}").is_cuda
+    bad = f"cuda:{n}"
+    for make in (lambda: eager.zeros(2, device=bad), lambda: eager.tensor([1.0], device=bad),
+                 lambda: eager.randn(2, device=eager.device("cuda", n)),
+                 lambda: eager.ones(2).to(bad), lambda: eager.ones(2).cuda(n),
+                 lambda: eager.ones(2).to(device=bad, dtype=eager.float64)):
+        with pytest.raises(RuntimeError, match="CUDA error: invalid device ordinal"):
+            make()
+    with pytest.raises(RuntimeError, match="invalid device ordinal"):
+        eager.cuda.check_device(n)
+
+
+def test_save_a_cuda_tensor_and_load_it_on_the_cpu(tmp_path):
+    x = eager.arange(6.0).reshape(2, 3).cuda()
+    path = tmp_path / "t.pt"
+    eager.save({"x": x, "xt": x.t(), "lin": eager.nn.Linear(2, 2).cuda().state_dict()}, path)
+    cpu = eager.load(path, map_location="cpu")
+    assert not cpu["x"].is_cuda and not cpu["lin"]["weight"].is_cuda
+    np.testing.assert_array_equal(cpu["xt"].numpy(), np.arange(6.0).reshape(2, 3).T)
+    back = eager.load(path)
+    assert back["x"].is_cuda and back["x"].device == eager.device("cuda", 0)
+    np.testing.assert_array_equal(_host(back["x"]), np.arange(6.0).reshape(2, 3))
