@@ -53,6 +53,164 @@ def empty_cache() -> None:
     ALLOCATOR.empty_cache()
 
 
+def memory_allocated(device=None) -> int:
+    """Bytes held by live CUDA tensors (whole allocator blocks, 512-byte multiples)."""
+    from runtime.cuda.array import ALLOCATOR
+    check_device(device)
+    return ALLOCATOR.allocated
+
+
+def max_memory_allocated(device=None) -> int:
+    """The peak of :func:`memory_allocated` since start or :func:`reset_peak_memory_stats`."""
+    from runtime.cuda.array import ALLOCATOR
+    check_device(device)
+    return ALLOCATOR.peak
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    from runtime.cuda.array import ALLOCATOR
+    check_device(device)
+    ALLOCATOR.peak = ALLOCATOR.allocated
+
+
+def _numba_device():
+    _require()
+    from numba import cuda
+    return cuda.get_current_device()
+
+
+def get_device_name(device=None) -> str:
+    check_device(device)
+    name = getattr(_numba_device(), "name", None)
+    if name is None:
+        return "numba-cuda simulator"
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+class _CudaDeviceProperties:
+    def __init__(self, name, major, minor, total_memory, multi_processor_count):
+        self.name, self.major, self.minor = name, major, minor
+        self.total_memory, self.multi_processor_count = total_memory, multi_processor_count
+
+    def __repr__(self):
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, "
+                f"minor={self.minor}, total_memory={self.total_memory // 2**20}MB, "
+                f"multi_processor_count={self.multi_processor_count})")
+
+
+def get_device_properties(device=None) -> _CudaDeviceProperties:
+    from numba import cuda
+    dev = _numba_device()
+    major, minor = getattr(dev, "compute_capability", (0, 0))
+    try:
+        total = int(cuda.current_context().get_memory_info()[1])
+    except Exception:   # the simulator has no device memory to report
+        total = 0
+    return _CudaDeviceProperties(get_device_name(device), major, minor, total,
+                                 int(getattr(dev, "MULTIPROCESSOR_COUNT", 1)))
+
+
+class Event:
+    """A CUDA event (``numba.cuda.event``): ``record()``, ``synchronize()``, ``query()``,
+    ``elapsed_time(end)`` in milliseconds (both created with ``enable_timing=True``)."""
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False,
+                 interprocess: bool = False):
+        from numba import cuda
+        _require()
+        self.enable_timing = enable_timing
+        try:
+            self._event = cuda.event(timing=enable_timing)
+        except TypeError:   # the simulator's event takes no arguments
+            self._event = cuda.event()
+        self._recorded = False
+
+    def record(self, stream=None) -> None:
+        s = (stream or current_stream())._stream
+        if s is None:
+            self._event.record()
+        else:
+            self._event.record(s)
+        self._recorded = True
+
+    def synchronize(self) -> None:
+        self._event.synchronize()
+
+    def query(self) -> bool:
+        q = getattr(self._event, "query", None)
+        return True if q is None else bool(q())
+
+    def wait(self, stream=None) -> None:
+        s = (stream or current_stream())._stream
+        if s is not None:
+            self._event.wait(s)
+
+    def elapsed_time(self, end_event) -> float:
+        if not (self.enable_timing and end_event.enable_timing):
+            raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
+        if not (self._recorded and end_event._recorded):
+            raise RuntimeError("Both events must be recorded before calculating elapsed time.")
+        return float(self._event.elapsed_time(end_event._event))
+
+
+class Stream:
+    """A CUDA stream (``numba.cuda.stream``); ``with Stream():`` makes it current.  Eager's
+    kernels are queued on the default stream, which orders itself with every other
+    stream, so work inside the block is correct; it is not yet overlapped."""
+
+    def __init__(self, device=None, priority: int = 0, _default: bool = False):
+        from numba import cuda
+        _require()
+        check_device(device)
+        self._stream = None if _default else cuda.stream()
+        self._prev = None
+
+    def synchronize(self) -> None:
+        if self._stream is None:
+            synchronize()
+        else:
+            self._stream.synchronize()
+
+    def query(self) -> bool:
+        return True
+
+    def wait_event(self, event) -> None:
+        event.wait(self)
+
+    def record_event(self, event=None):
+        event = event or Event()
+        event.record(self)
+        return event
+
+    def __enter__(self):
+        self._prev = _CURRENT[0]
+        _CURRENT[0] = self
+        return self
+
+    def __exit__(self, *exc):
+        _CURRENT[0] = self._prev
+        return False
+
+
+_CURRENT: list = [None]
+
+
+def current_stream(device=None) -> Stream:
+    if _CURRENT[0] is None:
+        _CURRENT[0] = Stream(_default=True)
+    return _CURRENT[0]
+
+
+def default_stream(device=None) -> Stream:
+    return Stream(_default=True)
+
+
+def stream(s):
+    """``with torch.cuda.stream(s):`` (s may be None: no change)."""
+    import contextlib
+    return s if s is not None else contextlib.nullcontext()
+
+
 def check_device(device) -> None:
     """PyTorch's error for a CUDA device index this machine does not have (``cuda:1`` on
     one GPU); ``device``: an ``eager.device``, a string or an int (None: the current)."""

@@ -46,23 +46,33 @@ class CachingAllocator:
         self.free: dict = {}
         self.lock = threading.Lock()
         self.counts = {"reused": 0, "fresh": 0, "cached_bytes": 0}
+        self.allocated = 0        # bytes in live blocks (torch.cuda.memory_allocated)
+        self.peak = 0
 
     def allocate(self, nbytes: int) -> Block:
         from numba import cuda
         size = max(_ROUND, -(-nbytes // _ROUND) * _ROUND)
         with self.lock:
             blocks = self.free.get(size)
+            self.allocated += size
+            self.peak = max(self.peak, self.allocated)
             if blocks:
                 self.counts["reused"] += 1
                 self.counts["cached_bytes"] -= size
                 return Block(blocks.pop(), size)
         self.counts["fresh"] += 1
-        return Block(cuda.device_array(size, np.uint8), size)
+        try:
+            return Block(cuda.device_array(size, np.uint8), size)
+        except BaseException:
+            with self.lock:
+                self.allocated -= size
+            raise
 
     def release(self, raw, nbytes: int) -> None:
         with self.lock:
             self.free.setdefault(nbytes, []).append(raw)
             self.counts["cached_bytes"] += nbytes
+            self.allocated -= nbytes
 
     def empty_cache(self) -> None:
         with self.lock:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import eager
+from runtime.cuda import SIMULATED
 from runtime.cuda.array import CudaArray
 
 
@@ -179,3 +180,38 @@ def test_save_a_cuda_tensor_and_load_it_on_the_cpu(tmp_path):
     back = eager.load(path)
     assert back["x"].is_cuda and back["x"].device == eager.device("cuda", 0)
     np.testing.assert_array_equal(_host(back["x"]), np.arange(6.0).reshape(2, 3))
+
+
+# -- 5. torch.cuda memory, device, event and stream API -----------------------------------------
+
+def test_cuda_memory_device_event_stream_api():
+    eager.cuda.synchronize()
+    base = eager.cuda.memory_allocated()
+    x = eager.empty(1000, device="cuda")
+    assert eager.cuda.memory_allocated() >= base + 4000
+    peak = eager.cuda.max_memory_allocated()
+    assert peak >= eager.cuda.memory_allocated()
+    del x
+    assert eager.cuda.memory_allocated() == base
+    assert eager.cuda.max_memory_allocated() == peak
+    eager.cuda.reset_peak_memory_stats()
+    assert eager.cuda.max_memory_allocated() == base
+    assert isinstance(eager.cuda.get_device_name(), str) and eager.cuda.get_device_name(0)
+    props = eager.cuda.get_device_properties(0)
+    assert props.name == eager.cuda.get_device_name() and props.multi_processor_count >= 1
+    start, end = eager.cuda.Event(enable_timing=True), eager.cuda.Event(enable_timing=True)
+    start.record()
+    y = eager.ones(4, device="cuda") * 2
+    end.record()
+    end.synchronize()
+    ms = start.elapsed_time(end)
+    assert isinstance(ms, float) and (SIMULATED or ms >= 0.0)   # the simulator says -1
+    with pytest.raises(RuntimeError, match="enable_timing"):
+        eager.cuda.Event().elapsed_time(end)
+    s = eager.cuda.Stream()
+    with eager.cuda.stream(s):
+        assert eager.cuda.current_stream() is s
+        z = y + 1
+    s.synchronize()
+    assert eager.cuda.current_stream() is not s
+    np.testing.assert_array_equal(_host(z), [3.0] * 4)
