@@ -346,6 +346,14 @@ def main(argv=None) -> int:
     ap.add_argument("--no-steady", action="store_true", help="end to end only")
     ap.add_argument("--json", default="", metavar="PATH", help="write the results here")
     args = ap.parse_args(argv)
+    # one thread per library (as `python -m benchmarks --threads 1`): multi-threaded BLAS on
+    # a busy machine makes small matmuls tens of times slower; the children inherit this
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                "NUMBA_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    if "numpy" in sys.modules:
+        print("note: numpy imported before the thread settings: set OPENBLAS_NUM_THREADS=1 "
+              "in the environment for steady numbers", file=sys.stderr)
     try:
         import torch
         torch.set_num_threads(1)
