@@ -483,6 +483,9 @@ def _write(obs, frame, target: Prov, obj, key, value: Prov, val, attr: bool):
         obs.wrote(obj, key, value)
         return
     if isinstance(obj, Tensor):
+        if attr and key == "data" and isinstance(val, Tensor) and val._data is obj._data:
+            return  # p.data += x: the in-place op on the alias was traced; this sets p's
+            #         storage to the storage it already has
         if attr and key not in ("grad",):
             raise _unsure(f"sets the attribute {key} of a tensor")
         return  # t[i] = v and .grad are tensor writes the trace records itself

@@ -512,3 +512,26 @@ def test_a_scheduler_step_inside_the_step_replays():
         w = W()
         return w.step, w
     twins(make, args=lambda i: (torch.ones(4, 3),), n=8)
+
+
+def test_a_manual_sgd_update_through_data_replays():
+    class W:
+        def __init__(self):
+            torch.manual_seed(0)
+            self.w = torch.randn(3, 2, requires_grad=True)
+
+        def step(self, x):
+            loss = (x @ self.w).pow(2).mean()
+            self.w.grad = None
+            loss.backward()
+            self.w.data += -0.1 * self.w.grad  # makemore's update
+            return loss
+
+        def state(self):
+            return {"w": self.w.detach().clone()}
+
+    def make():
+        w = W()
+        return w.step, w
+    cf = twins(make, args=lambda i: (torch.ones(4, 3) * (i + 1),))
+    assert cf.stats()["hits"] >= N - 2
