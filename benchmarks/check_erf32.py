@@ -109,8 +109,8 @@ def main() -> int:
     for region in (0, 1):
         w = worst[region]
         print(f"  {names[region]:9s} max distance {dmax[region]} ulp (at x={w[0]!r}: "
-              f"{w[1]!r}, erf {w[2]!r});\n{'':12s}max error {emax[region]:.3f} ulp of the exact value "
-              f"(at x={ewhere[region]!r})")
+              f"{w[1]!r}, erf {w[2]!r});\n{'':12s}max error {emax[region]:.3f} ulp of the "
+              f"exact value (at x={ewhere[region]!r})")
     print(f"  distance 0 / 1 / >=2 ulp: {hist[0]} / {hist[1]} / {hist[2]}; "
           f"ambiguous roundings (both neighbours accepted): {ambiguous}")
     print(f"  nan in == nan out: {'yes' if nan_bad == 0 else f'NO ({nan_bad})'}")

@@ -165,7 +165,7 @@ def test_a_compile_worker_starts_no_worker_of_its_own(tmp_path):
             f(x)
         assert compiler.wait()
         print(json.dumps([c for _, c in _descendants(os.getpid())]))
-    """ % str(REPO_ROOT)
+    """ % str(REPO_ROOT)  # noqa: UP031 (a %r into a code template)
     p = run_script(tmp_path, code)
     assert p.returncode == 0, p.stderr
     workers = [c for c in eval(p.stdout.strip().splitlines()[-1])
