@@ -139,32 +139,28 @@ def test_the_import_tangle_does_not_grow():
         f"{MAX_IMPORTS_IN_FUNCTIONS}): import at module level from a lower layer instead")
 
 
-def test_runtime_imports_neither_eager_nor_compiler_at_module_level():
+def _module_level_imports(prefix: str):
+    """(module, our module it imports) for the module-level imports of ``prefix``'s files."""
     edges, _ = _graph()
     for path in _files():
         mod = _module_name(path)
-        if not mod.startswith("runtime"):
+        if not mod.startswith(prefix):
             continue
         with open(path, encoding="utf-8") as f:
             tree = ast.parse(f.read(), path)
         for node in tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 for target in _resolve(mod, node, set(edges)):
-                    assert not target.startswith(("eager", "compiler")), (
-                        f"{mod} imports {target} at module level: runtime is the bottom layer")
+                    yield mod, target
+
+
+def test_runtime_imports_neither_eager_nor_compiler_at_module_level():
+    for mod, target in _module_level_imports("runtime"):
+        assert not target.startswith(("eager", "compiler")), (
+            f"{mod} imports {target} at module level: runtime is the bottom layer")
 
 
 def test_eager_never_imports_the_compiler_at_module_level():
-    edges, _ = _graph()
-    for path in _files():
-        mod = _module_name(path)
-        if not mod.startswith("eager"):
-            continue
-        with open(path, encoding="utf-8") as f:
-            tree = ast.parse(f.read(), path)
-        for node in tree.body:
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                for target in _resolve(mod, node, set(edges)):
-                    assert not target.startswith("compiler"), (
-                        f"{mod} imports {target} at module level (eager.compile is a lazy "
-                        "alias)")
+    for mod, target in _module_level_imports("eager"):
+        assert not target.startswith("compiler"), (
+            f"{mod} imports {target} at module level (eager.compile is a lazy alias)")
