@@ -3,6 +3,8 @@ the optional comparison against PyTorch."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 import eager
@@ -78,3 +80,25 @@ def check_like_torch(ours, theirs, *arrays, rtol=1e-7, atol=1e-9, **kwargs):
         np.testing.assert_allclose(e.grad._data, t.grad.numpy(), rtol=rtol, atol=atol,
                                    err_msg=f"gradient of argument {i}")
     return eo
+
+
+def run_threads(*targets, timeout=60.0):
+    """Run each target in its own thread; re-raise the first exception one raised."""
+    errors = []
+
+    def wrap(fn):
+        def run():
+            try:
+                fn()
+            except BaseException as e:  # noqa: BLE001 - reported to the test
+                errors.append(e)
+        return run
+
+    threads = [threading.Thread(target=wrap(fn), daemon=True) for fn in targets]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout)
+        assert not th.is_alive(), "a thread did not finish"
+    if errors:
+        raise errors[0]

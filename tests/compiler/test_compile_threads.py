@@ -13,28 +13,7 @@ import pytest
 import compiler
 import eager as torch
 from compiler import compile
-
-
-def run_threads(*targets, timeout=120.0):
-    """Run each target in its own thread; re-raise the first exception one raised."""
-    errors = []
-
-    def wrap(fn):
-        def run():
-            try:
-                fn()
-            except BaseException as e:  # noqa: BLE001 - reported to the test
-                errors.append(e)
-        return run
-
-    threads = [threading.Thread(target=wrap(fn), daemon=True) for fn in targets]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join(timeout)
-        assert not th.is_alive(), "a thread did not finish"
-    if errors:
-        raise errors[0]
+from tests.helpers import run_threads
 
 
 @pytest.fixture(autouse=True)
@@ -83,14 +62,14 @@ def check_calls(cf, seed, calls):
 @pytest.mark.parametrize("backend", ["python", "numba"])
 def test_four_threads_call_one_compiled_function(backend):
     cf = compile(body, backend=backend)
-    run_threads(*[lambda s=s: check_calls(cf, s, 40) for s in range(4)])
+    run_threads(*[lambda s=s: check_calls(cf, s, 40) for s in range(4)], timeout=120.0)
     s = cf.stats()
     # two shapes x two branch outcomes: each traced once, whichever thread met it first
     assert s["traces"] <= 4, s
     assert s["hits"] > 0, s
     assert s["calls"] == 4 * 40, s
     compiler.wait()  # the fused kernels (numba) or nothing to build (python)
-    run_threads(*[lambda s=s: check_calls(cf, s + 10, 40) for s in range(4)])
+    run_threads(*[lambda s=s: check_calls(cf, s + 10, 40) for s in range(4)], timeout=120.0)
     s2 = cf.stats()
     assert s2["traces"] == s["traces"], (s, s2)
     assert s2["calls"] == 8 * 40, s2
@@ -108,7 +87,7 @@ def test_concurrent_first_calls_trace_once():
         start.wait()
         results[i] = cf(x, w)._data
 
-    run_threads(*[lambda i=i: call(i) for i in range(4)])
+    run_threads(*[lambda i=i: call(i) for i in range(4)], timeout=120.0)
     for r in results:
         np.testing.assert_allclose(r, want, rtol=1e-6)
     s = cf.stats()
@@ -152,7 +131,7 @@ def test_a_trace_never_records_another_threads_ops():
             traced.set()
         np.testing.assert_allclose(cf(x)._data, f(x)._data, rtol=1e-6)
 
-    run_threads(other, trace)
+    run_threads(other, trace, timeout=120.0)
     ops = graph_ops(cf)
     assert ops.count("tanh") == 200, ops
     assert "exp" not in ops and "sum" not in ops, sorted(set(ops))

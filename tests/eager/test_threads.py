@@ -12,28 +12,7 @@ import pytest
 
 import eager as torch
 from eager import nn
-
-
-def run_threads(*targets, timeout=60.0):
-    """Run each target in its own thread; re-raise the first exception one raised."""
-    errors = []
-
-    def wrap(fn):
-        def run():
-            try:
-                fn()
-            except BaseException as e:  # noqa: BLE001 - reported to the test
-                errors.append(e)
-        return run
-
-    threads = [threading.Thread(target=wrap(fn), daemon=True) for fn in targets]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join(timeout)
-        assert not th.is_alive(), "a thread did not finish"
-    if errors:
-        raise errors[0]
+from tests.helpers import run_threads
 
 
 def in_thread(fn):
