@@ -31,6 +31,7 @@ from eager.ops.elementwise import Cast
 from eager.tensor import Tensor, storage_device
 from eager.tracing import TracerHooks
 
+from .guards import hooks_key
 from .ir import Const, Graph, Guard, Node, Value, outcome_key
 from .pystate.symbolic import SymFloat, SymInt, is_sym, specialize
 from .pystate.symbolic import plain as sym_plain
@@ -93,7 +94,7 @@ class GraphBreak(Exception):
 
 def _tensor_facts(t: Tensor) -> tuple:
     h, p = t._hooks, t._post_accumulate_hooks
-    return type(t), t.grad_fn is None, (tuple(h or ()), tuple(p or ())) if h or p else None
+    return type(t), t.grad_fn is None, hooks_key(h, p) if h or p else None
 
 
 class LiftedFacts:

@@ -42,7 +42,7 @@ def flatten(args: tuple, kwargs: dict, dynamic=(), instance: bool = False):
                 h, p = a._hooks, a._post_accumulate_hooks
                 parts.append((_TENSOR, d.shape, d.dtype.char, a.requires_grad, type(d),
                               d.strides, Tensor, a.grad_fn is None,
-                              _hooks_key(h, p) if h or p else None))
+                              hooks_key(h, p) if h or p else None))
             elif type(a) in _PLAIN:
                 parts.append((type(a).__name__, a))
             elif type(a) is float:
@@ -68,8 +68,9 @@ def flatten(args: tuple, kwargs: dict, dynamic=(), instance: bool = False):
                      memory_pattern(tensors) if len(tensors) > 1 else (), _autocast_key())
 
 
-def _hooks_key(hooks, post_accumulate_hooks) -> tuple:
-    """A tensor's gradient hooks in a key: the backward eager runs calls them."""
+def hooks_key(hooks, post_accumulate_hooks) -> tuple:
+    """A tensor's gradient hooks in a key (the backward eager runs calls them); callers
+    pass None for a tensor with neither, the common case, without calling this."""
     return tuple(hooks or ()), tuple(post_accumulate_hooks or ())
 
 
@@ -126,7 +127,7 @@ def _key_of(obj, tensors):
         d = obj._data
         h, p = obj._hooks, obj._post_accumulate_hooks
         return (_TENSOR, d.shape, d.dtype.char, obj.requires_grad, type(d), d.strides,
-                type(obj), obj.grad_fn is None, _hooks_key(h, p) if h or p else None)
+                type(obj), obj.grad_fn is None, hooks_key(h, p) if h or p else None)
     t = type(obj)
     if t is float:
         return ("float", obj if obj == obj and obj != 0.0 else FloatBits(obj))

@@ -17,7 +17,7 @@ from eager.tensor import Tensor
 
 from .base import Unsure, UnsureThisCall, where
 from .guards import is_immutable_value
-from .sources import Arg
+from .sources import rooted_at_arg
 from .symbolic import is_sym, specialize
 
 
@@ -177,13 +177,6 @@ def materialize(v, outs=None, args=(), kwargs=None):
     if isinstance(v, ArgValue):
         return v.source.read(args, kwargs or {})
     return v
-
-
-def rooted_at_arg(src) -> bool:
-    """Whether a source starts at an argument of the call (read anew on each call)."""
-    while hasattr(src, "base"):
-        src = src.base
-    return isinstance(src, Arg)
 
 
 def graph_scalars(effects) -> list:

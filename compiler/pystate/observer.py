@@ -50,7 +50,7 @@ from .guards import (
     snapshot_objects,
 )
 from .prov import DET, FRESH, UNKNOWN, Prov, persistent
-from .sources import Arg, Attr, Fixed, Item
+from .sources import Arg, Attr, Fixed, Item, rooted_at_arg
 from .symbolic import is_sym, specialize
 
 _NOT_WATCHED_METHODS = {"__getattr__", "__setattr__", "__delattr__"}
@@ -417,7 +417,7 @@ class Observer:
         """A path to read ``value`` again: its own path when it starts at an argument of
         the call, else the object itself (the trace relies on its identity)."""
         src = prov.source
-        if src is not None and _rooted_at_arg(src):
+        if src is not None and rooted_at_arg(src):
             return src
         self.keep.append(value)
         return Fixed(value)
@@ -570,12 +570,6 @@ def _op_codes() -> dict:
                     codes[id(code)] = code
         _OP_CODES["n"], _OP_CODES["codes"] = len(OPS), codes
     return _OP_CODES["codes"]
-
-
-def _rooted_at_arg(src) -> bool:
-    while hasattr(src, "base"):
-        src = src.base
-    return isinstance(src, Arg)
 
 
 def _root_code(fn):

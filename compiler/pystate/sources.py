@@ -182,6 +182,13 @@ class Cell(Source):
         return f"closure variable {self.name}"
 
 
+def rooted_at_arg(src) -> bool:
+    """Whether a source starts at an argument of the call (read anew on each call)."""
+    while hasattr(src, "base"):
+        src = src.base
+    return isinstance(src, Arg)
+
+
 def _hashable(x):
     try:
         hash(x)
