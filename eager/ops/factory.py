@@ -88,9 +88,10 @@ def device_params(like) -> dict:
     """The ``device`` param that makes a factory op (in a backward formula) create its
     tensor where ``like`` lives: none on the CPU, whose forwards take no device."""
     d = getattr(like, "_data", like)
-    if type(d) is np.ndarray or not hasattr(d, "shape"):
+    if type(d) is np.ndarray or not hasattr(like, "device"):
         return {}
-    return {"device": like.device.type}
+    kind = like.device.type     # a vmap-batched CPU tensor's storage is no ndarray
+    return {} if kind == "cpu" else {"device": kind}
 
 
 class BernoulliTensor(RandomOp):

@@ -24,3 +24,19 @@ def test_numpy_scalars_promote_like_zero_dim_tensors():
     assert result_type(np.float64(1.0), 0.0) == np.float64
     assert result_type(np.float32(1.0), np.array([1.0], np.float64)) == np.float64
     assert result_type(np.int32(1), 2.5) == np.float32
+
+
+def test_dropout_under_vmap_draws_on_the_cpu():
+    """A vmap-batched CPU tensor's storage is no ndarray; dropout once took it for a device
+    tensor and passed ``device=`` to the CPU bernoulli forward (TypeError, not vmap's error)."""
+    import pytest
+
+    from eager.func import vmap
+    from eager.nn import functional as F
+
+    x = eager.ones(4, 3)
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        vmap(lambda a: F.dropout(a, 0.5))(x)
+    out = vmap(lambda a: F.dropout(a, 0.5), randomness="same")(x).numpy()
+    assert out.shape == (4, 3) and set(np.unique(out)) <= {0.0, 2.0}
+    assert (out == out[0]).all()        # one draw shared by every sample
