@@ -25,6 +25,31 @@ _make = Tensor._make
 
 
 def dispatch(op, *args, **params):
+    """Runs one op (a class from :mod:`eager.ops`) on tensors and returns the result tensor.
+
+    This is the internal entry point every eager operation goes through; it is reachable
+    as ``F.dispatch`` only because :mod:`eager.nn.functional` imports it (PyTorch has no
+    such function).  It applies autocast, promotes the arguments' dtypes when the op
+    asks for it, runs the op's forward for the arguments' device, records a grad node
+    when grad mode is on and some argument requires grad (and the result is floating
+    point), and reports the call to an active compiler tracer.
+
+    Args:
+        op (type): the op class, e.g. ``eager.ops.elementwise.Mul``.
+        *args (Tensor or number): the op's positional inputs, in the order its
+            ``forward`` takes them.
+        **params: the op's keyword parameters (shapes, dims, dtypes, ...), handed to its
+            ``forward`` and saved on the grad node for its backward.
+
+    Example::
+
+        >>> from eager.ops import elementwise
+        >>> a = eager.tensor([1., 2.], requires_grad=True)
+        >>> F.dispatch(elementwise.Mul, a, eager.tensor([3., 4.]))
+        tensor([3., 8.], grad_fn=<MulBackward0>)
+        >>> F.dispatch(elementwise.Add, eager.tensor([1, 2]), 2.5)
+        tensor([3.5000, 4.5000])
+    """
     autocast = STATE.autocast
     if autocast is not None:  # the one autocast cast point (eager.amp.autocast_mode)
         args = autocast(op, args)

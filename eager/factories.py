@@ -129,6 +129,31 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Converts ``data`` to a tensor, sharing memory with it where it can.
+
+    A tensor that already has the asked dtype is returned as is (moved with ``.to`` when
+    ``device`` is given); a NumPy array whose dtype matches, kept on the CPU, is wrapped
+    without a copy as by :func:`from_numpy`.  Anything else (lists, scalars, a dtype or
+    device change) is copied as by :func:`tensor`.
+
+    Args:
+        data: a tensor, a NumPy array, or nested lists / tuples of numbers.
+        dtype (eager.dtype, optional): the dtype; inferred from ``data`` when omitted.
+            Default: ``None``
+        device (str or eager.device, optional): the device of the result; the device of
+            ``data`` (CPU for non-tensors) when omitted. Default: ``None``
+
+    Example::
+
+        >>> import numpy as np
+        >>> a = np.array([1., 2., 3.])
+        >>> t = eager.as_tensor(a)
+        >>> a[0] = -1.
+        >>> t
+        tensor([-1.,  2.,  3.], dtype=eager.float64)
+        >>> eager.as_tensor([1, 2, 3])
+        tensor([1, 2, 3])
+    """
     dev = None if device is None else _device_type(device)
     if isinstance(data, Tensor) and (dtype is None or data._data.dtype == _dt.to_numpy(dtype)):
         return data if dev is None else to_device(data, dev)
@@ -139,7 +164,24 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
-    """A tensor sharing memory with ``array``."""
+    """Wraps a NumPy array as a tensor that shares its memory: writes to one show in the
+    other.  The array keeps its dtype (float64 stays float64); the result is on the CPU
+    and does not require grad.
+
+    Args:
+        array (numpy.ndarray): the array to wrap; other types raise ``TypeError``.
+
+    Example::
+
+        >>> import numpy as np
+        >>> a = np.array([1, 2, 3])
+        >>> t = eager.from_numpy(a)
+        >>> t
+        tensor([1, 2, 3])
+        >>> t[0] = 10
+        >>> a
+        array([10,  2,  3])
+    """
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     _dt.from_numpy(array.dtype)
@@ -187,6 +229,26 @@ def _plain(*values) -> tuple:
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of shape ``size`` with every element equal to ``fill_value``.
+
+    Args:
+        size (int or sequence of ints): the shape.
+        fill_value (number or bool): the value of every element.
+        dtype (eager.dtype, optional): the dtype; when omitted it is taken from
+            ``fill_value`` (bool, int64 for an int, the default float dtype for a float).
+            Default: ``None``
+        device (str or eager.device, optional): the device. Default: ``None`` (CPU)
+        requires_grad (bool, optional): record operations on the result for autograd
+            (floating dtypes only). Default: ``False``
+
+    Example::
+
+        >>> eager.full((2, 3), 1.5)
+        tensor([[1.5000, 1.5000, 1.5000],
+                [1.5000, 1.5000, 1.5000]])
+        >>> eager.full((2,), 7)
+        tensor([7, 7])
+    """
     on = _on(device)
     fill_value, = _plain(fill_value)
     shape = norm_shape((size,) if isinstance(size, int) else tuple(size), "full")
@@ -230,6 +292,27 @@ def zeros(*args, size=None, dtype=None, device=None, requires_grad=False, layout
 
 def ones(*args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
          pin_memory=False, memory_format=None) -> Tensor:
+    """A tensor filled with 1, of shape ``size``.
+
+    Args:
+        *size (ints or a sequence of ints): the shape, as separate ints or one sequence
+            (``size=`` as a keyword also works).
+        dtype (eager.dtype, optional): the dtype. Default: ``None`` (the default float
+            dtype, float32)
+        device (str or eager.device, optional): the device. Default: ``None`` (CPU)
+        requires_grad (bool, optional): record operations on the result for autograd.
+            Default: ``False``
+        layout, pin_memory, memory_format: accepted for PyTorch compatibility and ignored
+            (tensors here are always strided, contiguous and unpinned).
+
+    Example::
+
+        >>> eager.ones(2, 3)
+        tensor([[1., 1., 1.],
+                [1., 1., 1.]])
+        >>> eager.ones((2,), dtype=eager.int64)
+        tensor([1, 1])
+    """
     size = _size_kw(args, size, "ones")
     on = _on(device)
     t = dispatch(_f.Full, shape=norm_shape(size, "ones"), value=1, dtype=_float_dtype(dtype),
@@ -239,12 +322,58 @@ def ones(*args, size=None, dtype=None, device=None, requires_grad=False, layout=
 
 def empty(*args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
           pin_memory=False, memory_format=None) -> Tensor:
-    """An uninitialized tensor (here: zeros); the shape as ``*size`` or ``size=``."""
+    """A tensor of shape ``size`` whose values should not be relied on.
+
+    PyTorch leaves the memory uninitialized; here it is filled with zeros, but code
+    should write every element before reading it.
+
+    Args:
+        *size (ints or a sequence of ints): the shape, as separate ints or one sequence
+            (``size=`` as a keyword also works).
+        dtype (eager.dtype, optional): the dtype. Default: ``None`` (the default float
+            dtype, float32)
+        device (str or eager.device, optional): the device. Default: ``None`` (CPU)
+        requires_grad (bool, optional): record operations on the result for autograd.
+            Default: ``False``
+        layout, pin_memory, memory_format: accepted for PyTorch compatibility and ignored.
+
+    Example::
+
+        >>> eager.empty(2, 3).shape
+        eager.Size([2, 3])
+        >>> eager.empty((4,), dtype=eager.int64).dtype
+        eager.int64
+    """
     size = _size_kw(args, size, "empty")
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A 1-D tensor of the values ``start, start + step, ...`` up to, but not including,
+    ``end``.  With one number, ``arange(n)`` counts ``0 .. n-1``.
+
+    Args:
+        start (number): the first value (or, when ``end`` is omitted, the end, counting
+            from 0).
+        end (number, optional): the bound, excluded. Default: ``None``
+        step (number, optional): the spacing between values; may be negative, not zero.
+            Default: ``1``
+        dtype (eager.dtype, optional): the dtype; when omitted, int64 if all of
+            ``start``, ``end`` and ``step`` are ints, else the default float dtype.
+            Default: ``None``
+        device (str or eager.device, optional): the device. Default: ``None`` (CPU)
+        requires_grad (bool, optional): record operations on the result for autograd
+            (floating dtypes only). Default: ``False``
+
+    Example::
+
+        >>> eager.arange(5)
+        tensor([0, 1, 2, 3, 4])
+        >>> eager.arange(1, 4)
+        tensor([1, 2, 3])
+        >>> eager.arange(0, 1, 0.25)
+        tensor([0.0000, 0.2500, 0.5000, 0.7500])
+    """
     on = _on(device)
     start, end, step = _plain(start, end, step)
     if end is None:
@@ -258,6 +387,26 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A 1-D tensor of ``steps`` evenly spaced values from ``start`` to ``end``, both
+    included.
+
+    Args:
+        start (number): the first value.
+        end (number): the last value.
+        steps (int): how many values (``1`` gives just ``start``).
+        dtype (eager.dtype, optional): the dtype. Default: ``None`` (the default float
+            dtype, float32, even for int ``start`` and ``end``)
+        device (str or eager.device, optional): the device. Default: ``None`` (CPU)
+        requires_grad (bool, optional): record operations on the result for autograd.
+            Default: ``False``
+
+    Example::
+
+        >>> eager.linspace(0, 1, 5)
+        tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
+        >>> eager.linspace(-1, 1, steps=3)
+        tensor([-1.,  0.,  1.])
+    """
     on = _on(device)
     t = dispatch(_f.Linspace, start=start, end=end, steps=int(steps),
                  dtype=_float_dtype(dtype), **on)
@@ -265,12 +414,58 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A 2-D tensor with ones on the main diagonal and zeros elsewhere.
+
+    Args:
+        n (int): the number of rows.
+        m (int, optional): the number of columns. Default: ``None`` (``n``, a square
+            identity matrix)
+        dtype (eager.dtype, optional): the dtype. Default: ``None`` (the default float
+            dtype, float32)
+        device (str or eager.device, optional): the device. Default: ``None`` (CPU)
+        requires_grad (bool, optional): record operations on the result for autograd.
+            Default: ``False``
+
+    Example::
+
+        >>> eager.eye(3)
+        tensor([[1., 0., 0.],
+                [0., 1., 0.],
+                [0., 0., 1.]])
+        >>> eager.eye(2, 3)
+        tensor([[1., 0., 0.],
+                [0., 1., 0.]])
+    """
     on = _on(device)
     t = dispatch(_f.Eye, n=int(n), m=int(n if m is None else m), dtype=_float_dtype(dtype), **on)
     return _finish(t, requires_grad)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of samples drawn uniformly from ``[0, 1)``.
+
+    Args:
+        *size (ints or a sequence of ints): the shape, as separate ints or one sequence.
+            Unlike :func:`zeros`, a ``size=`` keyword is not accepted.
+        generator (eager.Generator, optional): the generator to draw from. Default:
+            ``None`` (the default generator, seeded by :func:`eager.manual_seed`)
+        dtype (eager.dtype, optional): the dtype. Default: ``None`` (the default float
+            dtype, float32)
+        device (str or eager.device, optional): the device. Default: ``None`` (CPU)
+        requires_grad (bool, optional): record operations on the result for autograd.
+            Default: ``False``
+
+    Example::
+
+        >>> x = eager.rand(2, 3)
+        >>> x.shape
+        eager.Size([2, 3])
+        >>> bool(((x >= 0) & (x < 1)).all())
+        True
+        >>> g = eager.Generator().manual_seed(1)
+        >>> eager.rand(2, generator=g)
+        tensor([0.5118, 0.9505])
+    """
     on = _on(device)
     g = _check_generator(generator, "rand")
     t = dispatch(_f.Rand, shape=norm_shape(size, "rand"), dtype=_float_dtype(dtype), generator=g,
@@ -302,6 +497,31 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False) -> Tensor:
+    """A tensor of integers drawn uniformly from ``[low, high)``.
+
+    Called as ``randint(high, size)`` or ``randint(low, high, size)``, as in PyTorch.
+
+    Args:
+        low (int, optional): the lowest value that can be drawn. Default: ``0``
+        high (int): one above the highest value that can be drawn; must exceed ``low``.
+        size (tuple of ints): the shape.
+        generator (eager.Generator, optional): the generator to draw from. Default:
+            ``None`` (the default generator)
+        dtype (eager.dtype, optional): the dtype. Default: ``None`` (int64)
+        device (str or eager.device, optional): the device. Default: ``None`` (CPU)
+        requires_grad (bool, optional): accepted and ignored here (PyTorch refuses it
+            for integer dtypes). Default: ``False``
+
+    Example::
+
+        >>> x = eager.randint(3, 10, (2, 4))
+        >>> x.shape, x.dtype
+        (eager.Size([2, 4]), eager.int64)
+        >>> bool(((x >= 3) & (x < 10)).all())
+        True
+        >>> eager.randint(1, (3,))
+        tensor([0, 0, 0])
+    """
     on = _on(device)
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
@@ -319,7 +539,25 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype``)."""
+    """A random permutation of the integers ``0 .. n-1``.
+
+    Args:
+        n (int): the number of values (not negative).
+        generator (eager.Generator, optional): the generator to draw from. Default:
+            ``None`` (the default generator)
+        dtype (eager.dtype, optional): the dtype. Default: ``None`` (int64)
+        device (str or eager.device, optional): the device. Default: ``None`` (CPU)
+        requires_grad (bool, optional): record operations on the result for autograd
+            (floating dtypes only). Default: ``False``
+
+    Example::
+
+        >>> p = eager.randperm(5)
+        >>> p.shape, p.dtype
+        (eager.Size([5]), eager.int64)
+        >>> sorted(p.tolist())
+        [0, 1, 2, 3, 4]
+    """
     on = _on(device)
     n = int(n)
     if n < 0:
@@ -345,8 +583,100 @@ empty_like = _like(empty)
 rand_like = _like(rand)
 randn_like = _like(randn)
 
+_LIKE_ARGS = """
+    Args:
+        input (Tensor): the tensor whose shape (and, by default, dtype and device) the
+            result takes.
+        dtype (eager.dtype, optional): the dtype. Default: ``None`` (``input.dtype``)
+        device (str or eager.device, optional): the device. Default: ``None``
+            (``input.device``)
+        requires_grad (bool, optional): record operations on the result for autograd.
+            Default: ``False``"""
+
+zeros_like.__doc__ = """A tensor of zeros with the shape of ``input``; ``zeros(input.shape)`` with
+    ``input``'s dtype and device unless given.
+""" + _LIKE_ARGS + """
+        **kwargs: handed on to :func:`zeros` (``layout``, ``memory_format``, ...: ignored).
+
+    Example::
+
+        >>> eager.zeros_like(eager.tensor([[1, 2], [3, 4]]))
+        tensor([[0, 0],
+                [0, 0]])
+    """
+ones_like.__doc__ = """A tensor of ones with the shape of ``input``; ``ones(input.shape)`` with
+    ``input``'s dtype and device unless given.
+""" + _LIKE_ARGS + """
+        **kwargs: handed on to :func:`ones` (``layout``, ``memory_format``, ...: ignored).
+
+    Example::
+
+        >>> eager.ones_like(eager.tensor([1.5, 2.5]))
+        tensor([1., 1.])
+        >>> eager.ones_like(eager.tensor([1, 2]), dtype=eager.float32)
+        tensor([1., 1.])
+    """
+empty_like.__doc__ = """An uninitialized tensor with the shape of ``input``; ``empty(input.shape)``
+    with ``input``'s dtype and device unless given (here filled with zeros, as
+    :func:`empty` is).
+""" + _LIKE_ARGS + """
+        **kwargs: handed on to :func:`empty` (``layout``, ``memory_format``, ...: ignored).
+
+    Example::
+
+        >>> eager.empty_like(eager.zeros(2, 3)).shape
+        eager.Size([2, 3])
+    """
+rand_like.__doc__ = """Uniform samples from ``[0, 1)`` with the shape of ``input``;
+    ``rand(input.shape)`` with ``input``'s dtype and device unless given.  ``input``
+    should have a floating dtype (or pass a floating ``dtype``): an integer dtype is not
+    refused here, but yields all zeros.
+""" + _LIKE_ARGS + """
+        **kwargs: handed on to :func:`rand` (e.g. ``generator``).
+
+    Example::
+
+        >>> x = eager.rand_like(eager.zeros(2, 3, dtype=eager.float64))
+        >>> x.shape, x.dtype
+        (eager.Size([2, 3]), eager.float64)
+    """
+randn_like.__doc__ = """Standard normal samples with the shape of ``input``; ``randn(input.shape)``
+    with ``input``'s dtype and device unless given (a floating dtype).
+""" + _LIKE_ARGS + """
+        **kwargs: handed on to :func:`randn` (e.g. ``generator``).
+
+    Example::
+
+        >>> x = eager.randn_like(eager.zeros(4, 2))
+        >>> x.shape, x.dtype
+        (eager.Size([4, 2]), eager.float32)
+    """
+
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor with the shape of ``input``, every element equal to ``fill_value``.
+
+    The dtype is ``input``'s unless given, so a float ``fill_value`` is truncated into an
+    integer ``input``'s dtype.
+
+    Args:
+        input (Tensor): the tensor whose shape (and, by default, dtype and device) the
+            result takes.
+        fill_value (number or bool): the value of every element.
+        dtype (eager.dtype, optional): the dtype. Default: ``None`` (``input.dtype``)
+        device (str or eager.device, optional): the device. Default: ``None``
+            (``input.device``)
+        requires_grad (bool, optional): record operations on the result for autograd.
+            Default: ``False``
+
+    Example::
+
+        >>> eager.full_like(eager.zeros(2, 2), 5)
+        tensor([[5., 5.],
+                [5., 5.]])
+        >>> eager.full_like(eager.tensor([1, 2]), 2.7)
+        tensor([2, 2])
+    """
     dt = input.dtype if dtype is None else dtype
     dev = input.device if device is None else device
     return full(tuple(input.shape), fill_value, dtype=dt, device=dev,
@@ -355,6 +685,34 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
 
 def randint_like(input, low, high=None, *, generator=None, dtype=None, device=None,
                  requires_grad=False) -> Tensor:
+    """Integers drawn uniformly from ``[low, high)``, with the shape of ``input``.
+
+    Called as ``randint_like(input, high)`` or ``randint_like(input, low, high)``.  The
+    result has ``input``'s dtype unless given, so a float ``input`` gives whole-number
+    floats.
+
+    Args:
+        input (Tensor): the tensor whose shape (and, by default, dtype and device) the
+            result takes.
+        low (int): the lowest value that can be drawn (the ``high`` bound, from 0, when
+            ``high`` is omitted).
+        high (int, optional): one above the highest value that can be drawn. Default:
+            ``None``
+        generator (eager.Generator, optional): the generator to draw from. Default:
+            ``None`` (the default generator)
+        dtype (eager.dtype, optional): the dtype. Default: ``None`` (``input.dtype``)
+        device (str or eager.device, optional): the device. Default: ``None``
+            (``input.device``)
+        requires_grad (bool, optional): accepted and ignored here. Default: ``False``
+
+    Example::
+
+        >>> x = eager.randint_like(eager.zeros(2, 3, dtype=eager.int64), 5, 8)
+        >>> x.shape, x.dtype
+        (eager.Size([2, 3]), eager.int64)
+        >>> bool(((x >= 5) & (x < 8)).all())
+        True
+    """
     if high is None:
         low, high = 0, low
     return randint(low, high, tuple(input.shape), generator=generator,
