@@ -38,17 +38,28 @@ def apply_inplace(input, fn, inplace: bool, name: str):
 
 
 def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
-    """``min_val`` below ``min_val``, ``max_val`` above ``max_val``, ``x`` between.
+    """Clamps ``input`` elementwise to the range ``[min_val, max_val]``.
+
+    The gradient is passed only strictly inside ``(min_val, max_val)``, as in PyTorch.
 
     Args:
-        input (Tensor): any shape.
-        min_val, max_val (float): the range (``min_val <= max_val``).
-        inplace (bool): write the result into ``input``.
+        input (Tensor): the input, of any shape.
+        min_val (float, optional): the lower end of the range. Default: ``-1.0``
+        max_val (float, optional): the upper end of the range; ``min_val > max_val`` raises
+            ``ValueError``. Default: ``1.0``
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Shape:
+        - Input: ``(*)``, any number of dimensions.
+        - Output: ``(*)``, the shape of the input.
 
     Example::
 
         >>> F.hardtanh(eager.tensor([-2.0, 0.5, 3.0]))
         tensor([-1.0000,  0.5000,  1.0000])
+        >>> F.hardtanh(eager.tensor([-2.0, 0.25, 3.0]), min_val=0.0, max_val=2.0)
+        tensor([0.0000, 0.2500, 2.0000])
     """
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
@@ -60,11 +71,37 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
 
 
 def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
+    """In-place :func:`hardtanh`: clamps ``input`` to ``[min_val, max_val]`` and returns it.
+
+    Args:
+        input (Tensor): the tensor to modify.
+        min_val (float, optional): the lower end of the range. Default: ``-1.0``
+        max_val (float, optional): the upper end of the range. Default: ``1.0``
+
+    Example::
+
+        >>> x = eager.tensor([-2.0, 0.5, 3.0])
+        >>> F.hardtanh_(x)
+        tensor([-1.0000,  0.5000,  1.0000])
+        >>> x
+        tensor([-1.0000,  0.5000,  1.0000])
+    """
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
 def relu6(input, inplace: bool = False):
-    """``min(max(0, x), 6)`` (``hardtanh(x, 0, 6)``)."""
+    """Applies ``min(max(0, x), 6)`` elementwise (:func:`hardtanh` with the range ``[0, 6]``).
+
+    Args:
+        input (Tensor): the input, of any shape.
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Example::
+
+        >>> F.relu6(eager.tensor([-1.0, 3.0, 8.0]))
+        tensor([0., 3., 6.])
+    """
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
@@ -75,21 +112,75 @@ def _elu_like(x, alpha: float, scale: float = 1.0, inner: float = 1.0):
 
 
 def elu_(input, alpha: float = 1.0):
+    """In-place :func:`elu`: ``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``, written into
+    ``input``.
+
+    Args:
+        input (Tensor): the tensor to modify.
+        alpha (float, optional): the value the negative side saturates to, negated.
+            Default: ``1.0``
+
+    Example::
+
+        >>> x = eager.tensor([-1.0, 0.0, 1.0])
+        >>> F.elu_(x, alpha=2.0)
+        tensor([-1.2642,  0.0000,  1.0000])
+    """
     return apply_inplace(input, lambda x: _elu_like(x, alpha), True, "elu_")
 
 
 def selu(input, inplace: bool = False):
-    """``scale * (max(0, x) + min(0, alpha * (exp(x) - 1)))`` with PyTorch's constants."""
+    """Applies the scaled exponential linear unit elementwise:
+    ``scale * (x if x > 0 else alpha * (exp(x) - 1))``.
+
+    ``alpha`` (about 1.6733) and ``scale`` (about 1.0507) are PyTorch's fixed constants, chosen
+    so that stacked SELU layers keep activations near zero mean and unit variance.
+
+    Args:
+        input (Tensor): the input, of any shape.
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Example::
+
+        >>> F.selu(eager.tensor([-1.0, 0.0, 1.0]))
+        tensor([-1.1113,  0.0000,  1.0507])
+    """
     return apply_inplace(input, lambda x: _elu_like(x, _SELU_ALPHA, _SELU_SCALE), inplace,
                          "selu_")
 
 
 def selu_(input):
+    """In-place :func:`selu`.
+
+    Args:
+        input (Tensor): the tensor to modify.
+
+    Example::
+
+        >>> x = eager.tensor([-1.0, 0.0, 1.0])
+        >>> F.selu_(x)
+        tensor([-1.1113,  0.0000,  1.0507])
+    """
     return selu(input, True)
 
 
 def celu(input, alpha: float = 1.0, inplace: bool = False):
-    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    """Applies the continuously differentiable ELU elementwise:
+    ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+
+    Args:
+        input (Tensor): the input, of any shape.
+        alpha (float, optional): the saturation scale of the negative side; must not be 0
+            (raises ``RuntimeError``). Default: ``1.0``
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Example::
+
+        >>> F.celu(eager.tensor([-1.0, 0.0, 1.0]), alpha=0.5)
+        tensor([-0.4323,  0.0000,  1.0000])
+    """
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
     return apply_inplace(input, lambda x: _elu_like(x, alpha, 1.0, 1.0 / alpha), inplace,
@@ -97,61 +188,187 @@ def celu(input, alpha: float = 1.0, inplace: bool = False):
 
 
 def celu_(input, alpha: float = 1.0):
+    """In-place :func:`celu`.
+
+    Args:
+        input (Tensor): the tensor to modify.
+        alpha (float, optional): the saturation scale of the negative side. Default: ``1.0``
+
+    Example::
+
+        >>> x = eager.tensor([-1.0, 0.0, 1.0])
+        >>> F.celu_(x)
+        tensor([-0.6321,  0.0000,  1.0000])
+    """
     return celu(input, alpha, True)
 
 
 def leaky_relu_(input, negative_slope: float = 0.01):
+    """In-place :func:`leaky_relu`: ``x`` where ``x > 0``, else ``negative_slope * x``.
+
+    Args:
+        input (Tensor): the tensor to modify.
+        negative_slope (float, optional): the slope for negative inputs. Default: ``0.01``
+
+    Example::
+
+        >>> x = eager.tensor([-2.0, 0.0, 3.0])
+        >>> F.leaky_relu_(x, 0.1)
+        tensor([-0.2000,  0.0000,  3.0000])
+    """
     from ..functional import leaky_relu
     return leaky_relu(input, negative_slope, True)
 
 
 def hardsigmoid(input, inplace: bool = False):
-    """``relu6(x + 3) / 6``."""
+    """Applies a piecewise-linear approximation of the sigmoid elementwise: ``relu6(x + 3) / 6``
+    (0 below -3, 1 above 3, linear between).
+
+    Args:
+        input (Tensor): the input, of any shape.
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Example::
+
+        >>> F.hardsigmoid(eager.tensor([-4.0, 0.0, 1.5, 4.0]))
+        tensor([0.0000, 0.5000, 0.7500, 1.0000])
+    """
     return apply_inplace(input, lambda x: _ew.div(relu6(_ew.add(x, 3.0)), 6.0), inplace,
                          "hardsigmoid_")
 
 
 def hardswish(input, inplace: bool = False):
-    """``x * relu6(x + 3) / 6``."""
+    """Applies ``x * relu6(x + 3) / 6`` elementwise (the hard swish of MobileNetV3).
+
+    Args:
+        input (Tensor): the input, of any shape.
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Example::
+
+        >>> F.hardswish(eager.tensor([-1.0, 0.0, 1.0, 4.0]))
+        tensor([-0.3333,  0.0000,  0.6667,  4.0000])
+    """
     return apply_inplace(input, lambda x: _ew.mul(x, _ew.div(relu6(_ew.add(x, 3.0)), 6.0)),
                          inplace, "hardswish_")
 
 
 def threshold(input, threshold: float, value: float, inplace: bool = False):
-    """``x`` where ``x > threshold``, else ``value``."""
+    """Keeps the elements of ``input`` greater than ``threshold`` and replaces the others with
+    ``value``.
+
+    Args:
+        input (Tensor): the input, of any shape.
+        threshold (float): elements ``<= threshold`` are replaced.
+        value (float): the replacement.
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Example::
+
+        >>> F.threshold(eager.tensor([0.5, 1.0, 2.0]), 1.0, -1.0)
+        tensor([-1., -1.,  2.])
+    """
     return apply_inplace(
         input, lambda x: _ew.where(_ew.gt(x, threshold), x, float(value)),
         inplace, "threshold_")
 
 
 def threshold_(input, threshold_: float, value: float):
+    """In-place :func:`threshold`.
+
+    Args:
+        input (Tensor): the tensor to modify.
+        threshold_ (float): elements ``<= threshold_`` are replaced (named ``threshold`` in
+            PyTorch; pass it by position).
+        value (float): the replacement.
+
+    Example::
+
+        >>> x = eager.tensor([0.5, 1.0, 2.0])
+        >>> F.threshold_(x, 1.0, 0.0)
+        tensor([0., 0., 2.])
+    """
     return threshold(input, threshold_, value, True)
 
 
 def mish(input, inplace: bool = False):
-    """``x * tanh(softplus(x))``."""
+    """Applies ``x * tanh(softplus(x))`` elementwise.
+
+    Args:
+        input (Tensor): the input, of any shape.
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Example::
+
+        >>> F.mish(eager.tensor([-1.0, 0.0, 1.0]))
+        tensor([-0.3034,  0.0000,  0.8651])
+    """
     return apply_inplace(input, lambda x: _ew.mul(x, _ew.tanh(_ew.softplus(x))), inplace,
                          "mish_")
 
 
 def softsign(input):
-    """``x / (1 + |x|)``."""
+    """Applies ``x / (1 + |x|)`` elementwise.
+
+    Args:
+        input (Tensor): the input, of any shape.
+
+    Example::
+
+        >>> F.softsign(eager.tensor([-3.0, 0.0, 1.0]))
+        tensor([-0.7500,  0.0000,  0.5000])
+    """
     return _ew.div(input, _ew.add(_ew.abs(input), 1.0))
 
 
 def tanhshrink(input):
-    """``x - tanh(x)``."""
+    """Applies ``x - tanh(x)`` elementwise.
+
+    Args:
+        input (Tensor): the input, of any shape.
+
+    Example::
+
+        >>> F.tanhshrink(eager.tensor([-1.0, 0.0, 1.0]))
+        tensor([-0.2384,  0.0000,  0.2384])
+    """
     return _ew.sub(input, _ew.tanh(input))
 
 
 def hardshrink(input, lambd: float = 0.5):
-    """``x`` where ``|x| > lambd``, else 0."""
+    """Keeps the elements with ``|x| > lambd`` and sets the others to 0.
+
+    Args:
+        input (Tensor): the input, of any shape.
+        lambd (float, optional): the half-width of the zeroed band. Default: ``0.5``
+
+    Example::
+
+        >>> F.hardshrink(eager.tensor([-1.0, -0.5, 0.2, 0.7]))
+        tensor([-1.0000,  0.0000,  0.0000,  0.7000])
+    """
     keep = _ew.logical_or(_ew.gt(input, lambd), _ew.lt(input, -lambd))
     return _ew.where(keep, input, 0.0)
 
 
 def softshrink(input, lambd: float = 0.5):
-    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
+    """Shrinks ``input`` toward zero by ``lambd``: ``x - lambd`` above ``lambd``, ``x + lambd``
+    below ``-lambd``, 0 in between.
+
+    Args:
+        input (Tensor): the input, of any shape.
+        lambd (float, optional): the shrinkage, not negative (raises ``RuntimeError``).
+            Default: ``0.5``
+
+    Example::
+
+        >>> F.softshrink(eager.tensor([-1.0, -0.5, 0.2, 0.7]))
+        tensor([-0.5000,  0.0000,  0.0000,  0.2000])
+    """
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     lo = _ew.where(_ew.lt(input, -lambd), _ew.add(input, lambd), 0.0)
@@ -159,13 +376,40 @@ def softshrink(input, lambd: float = 0.5):
 
 
 def logsigmoid(input):
-    """``log(sigmoid(x)) = -softplus(-x)``."""
+    """Applies ``log(sigmoid(x))`` elementwise, computed stably as ``-softplus(-x)``.
+
+    Args:
+        input (Tensor): the input, of any shape.
+
+    Example::
+
+        >>> F.logsigmoid(eager.tensor([-1.0, 0.0, 1.0]))
+        tensor([-1.3133, -0.6931, -0.3133])
+    """
     return _ew.neg(_ew.softplus(_ew.neg(input)))
 
 
 def prelu(input, weight):
-    """``max(0, x) + weight * min(0, x)``; ``weight`` has one value or one per channel
-    (dimension 1 of ``input``)."""
+    """Applies ``max(0, x) + weight * min(0, x)`` elementwise, with a learnable negative slope.
+
+    Args:
+        input (Tensor): the input; with more than one slope, dimension 1 is the channel
+            dimension.
+        weight (Tensor): the slopes: one element (shared by all inputs) or one per channel
+            (``input.shape[1]`` elements; a mismatch raises ``RuntimeError``).
+
+    Shape:
+        - Input: ``(N, C, *)``, or any shape with a one-element ``weight``.
+        - Weight: ``(1,)`` or ``(C,)``.
+        - Output: the shape of the input.
+
+    Example::
+
+        >>> x = eager.tensor([[-1.0, 2.0], [-3.0, -4.0]])
+        >>> F.prelu(x, eager.tensor([0.1, 0.5]))
+        tensor([[-0.1000,  2.0000],
+                [-0.3000, -2.0000]])
+    """
     w = weight
     if weight.numel() != 1:
         if input.ndim < 2 or input.shape[1] != weight.numel():
@@ -178,8 +422,28 @@ def prelu(input, weight):
 
 def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
           inplace: bool = False):
-    """Leaky ReLU with a random slope drawn uniformly from ``[lower, upper]`` per element in
-    training, and the fixed slope ``(lower + upper) / 2`` in evaluation."""
+    """Randomized leaky ReLU: ``x`` where ``x > 0``, else ``a * x``.
+
+    In training, ``a`` is drawn per element uniformly from ``[lower, upper]`` (from the
+    default generator); otherwise it is the fixed ``(lower + upper) / 2``.  Note that
+    ``training`` defaults to ``False`` here, as in PyTorch's functional form.
+
+    Args:
+        input (Tensor): the input, of any shape.
+        lower (float, optional): the smallest slope. Default: ``1/8``
+        upper (float, optional): the largest slope. Default: ``1/3``
+        training (bool, optional): draw random slopes. Default: ``False``
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Example::
+
+        >>> F.rrelu(eager.tensor([-2.0, 0.0, 2.0]), 0.1, 0.3)
+        tensor([-0.4000,  0.0000,  2.0000])
+        >>> y = F.rrelu(eager.tensor([-2.0]), 0.1, 0.3, training=True)
+        >>> bool(-0.6 <= y.item() <= -0.2)
+        True
+    """
     def f(x):
         if training:
             from ... import factories as _fac
@@ -192,11 +456,42 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
 
 
 def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False):
+    """In-place :func:`rrelu`.
+
+    Args:
+        input (Tensor): the tensor to modify.
+        lower (float, optional): the smallest slope. Default: ``1/8``
+        upper (float, optional): the largest slope. Default: ``1/3``
+        training (bool, optional): draw random slopes. Default: ``False``
+
+    Example::
+
+        >>> x = eager.tensor([-2.0, 0.0, 2.0])
+        >>> F.rrelu_(x, 0.1, 0.3)
+        tensor([-0.4000,  0.0000,  2.0000])
+    """
     return rrelu(input, lower, upper, training, True)
 
 
 def glu(input, dim: int = -1):
-    """``a * sigmoid(b)`` where ``a, b`` are the halves of ``input`` along ``dim``."""
+    """Gated linear unit: splits ``input`` in two halves ``a, b`` along ``dim`` and returns
+    ``a * sigmoid(b)``.
+
+    Args:
+        input (Tensor): the input; its size along ``dim`` must be even.
+        dim (int, optional): the dimension to split. Default: ``-1``
+
+    Shape:
+        - Input: ``(*, 2M, *)``, with ``2M`` at ``dim``.
+        - Output: ``(*, M, *)``.
+
+    Example::
+
+        >>> F.glu(eager.tensor([[1.0, 2.0, 0.0, 0.0]]))
+        tensor([[0.5000, 1.0000]])
+        >>> F.glu(eager.randn(4, 6), dim=1).shape
+        eager.Size([4, 3])
+    """
     n = input.shape[dim]
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension "
@@ -206,7 +501,20 @@ def glu(input, dim: int = -1):
 
 
 def softmin(input, dim=None, _stacklevel: int = 3, dtype=None):
-    """``softmax(-x, dim)``."""
+    """Applies ``softmax(-x)`` along ``dim``: the smallest elements get the largest weights.
+
+    Args:
+        input (Tensor): the input.
+        dim (int, optional): the dimension the result sums to 1 over; omitting it is
+            deprecated and picks a dimension with a warning, as PyTorch does. Default: ``None``
+        _stacklevel (int, optional): unused, kept for PyTorch's signature. Default: ``3``
+        dtype (eager.dtype, optional): cast ``input`` to this dtype first. Default: ``None``
+
+    Example::
+
+        >>> F.softmin(eager.tensor([1.0, 2.0, 3.0]), dim=0)
+        tensor([0.6652, 0.2447, 0.0900])
+    """
     from ..functional import softmax
     return softmax(_ew.neg(input), dim, _stacklevel, dtype)
 
