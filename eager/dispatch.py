@@ -18,6 +18,7 @@ from runtime import device as runtime_device
 from . import dtypes as _dt
 from ._state import STATE
 from .autograd.node import Node
+from .ops.base import OPS
 from .tensor import Tensor
 
 _ndarray = np.ndarray
@@ -137,11 +138,6 @@ def _round_scalar(a, half):
     return a
 
 
-def _scalar_name(np_dtype) -> str:
-    from .ops.linalg import scalar_name
-    return scalar_name(np_dtype)
-
-
 def _half_forward(op, args, arrays, params):
     """Run ``op`` on float16/bfloat16 arguments as PyTorch's CPU kernels do: compute in
     float32 (NumPy has no bfloat16 loop for many ufuncs, and float16 matmuls and sums would
@@ -150,7 +146,7 @@ def _half_forward(op, args, arrays, params):
     if public is not None:
         half = next(a.dtype for a in arrays if type(a) is _ndarray and a.dtype.char in _HALF_CHARS)
         raise RuntimeError(f"{public}: Low precision dtypes not supported. Got "
-                           f"{_scalar_name(half)}")
+                           f"{_dt.scalar_name(half)}")
     if op.name in _SAME_DTYPE and len({a.dtype for a in arrays if type(a) is _ndarray
                                        and _dt.is_float(a.dtype)}) > 1:
         # a half with another floating dtype where PyTorch wants one dtype: the op's own
@@ -361,3 +357,27 @@ def _broadcast_detail(shapes: list) -> str:
                         f"({pb[d]}) at non-singleton dimension {d} (shapes {a} and {b})")
         a = tuple(max(x, y) for x, y in zip(pa, pb))
     return f"shapes {shapes} cannot be broadcast together"
+
+
+class _Tensors:
+    """``T``: attribute access to every registered op, dispatched on tensors
+    (``T.mul(a, b)`` is ``dispatch(Mul, a, b)``); the twin of :data:`eager.ops.base.A`,
+    which runs forwards on arrays.  A backward written against ``F`` runs on either."""
+
+    def __getattr__(self, name: str):
+        op = OPS.get(name)
+        if op is None:
+            raise AttributeError(f"no op named {name!r}")
+
+        def call(*args, **params):
+            return dispatch(op, *args, **params)
+
+        call.__name__ = call.__qualname__ = name
+        setattr(self, name, call)
+        return call
+
+    def __repr__(self):
+        return "<op namespace tensors>"
+
+
+T = _Tensors()

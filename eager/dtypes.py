@@ -193,3 +193,21 @@ def upcast_half(arrays) -> list:
     f32 = float32.np
     return [a.astype(f32) if type(a) is np.ndarray and a.dtype.char in HALF_CHARS else a
             for a in arrays]
+
+
+# PyTorch's C++ type names (``float != double``) and ScalarType names (``Float``)
+_CPP = {"float32": "float", "float64": "double", "float16": "c10::Half",
+        "bfloat16": "c10::BFloat16", "int64": "long int",
+        "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+        "bool": "bool"}
+_SCALAR = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+           "int64": "Long",
+           "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def cpp_name(dtype) -> str:
+    return _CPP.get(np.dtype(dtype).name, np.dtype(dtype).name)
+
+
+def scalar_name(dtype) -> str:
+    return _SCALAR.get(np.dtype(dtype).name, np.dtype(dtype).name)

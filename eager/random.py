@@ -19,9 +19,29 @@ import weakref
 import numpy as np
 
 from ._state import STATE
-from .cuda.random import GENERATOR as CUDA_GENERATOR
 from .tensor import Tensor
 from .tensor import device as _device
+
+
+class CudaGenerator:
+    """The CUDA random generator: counter-based (a hash of seed and element counter), so a
+    seed reproduces a run and nothing is stored per element."""
+
+    def __init__(self):
+        self.seed(int(np.random.SeedSequence().entropy % (1 << 62)))
+
+    def seed(self, seed: int) -> None:
+        self.initial = seed & ((1 << 63) - 1)
+        self.offset = 0
+
+    def take(self, n: int) -> tuple:
+        """(seed, first counter) for ``n`` numbers; the next draw starts after them."""
+        start = self.offset
+        self.offset += max(int(n), 1)
+        return self.initial, start
+
+
+CUDA_GENERATOR = CudaGenerator()
 
 _DEFAULT_SEED = 67280421310721   # PyTorch's seed of a new torch.Generator()
 _U64 = 1 << 64

@@ -5,8 +5,9 @@ the device's array type elsewhere (:mod:`runtime.device` says which device holds
 ``_data``'s memory and the ``_version`` counter (a one-element list) with their base,
 so an in-place op on either bumps the version that saved tensors check.
 
-Op methods (``x.exp()``, ``x + y``, ...) are attached by :mod:`eager.ops.methods`;
-this module holds only what every tensor needs regardless of the op set.
+Op methods (``x.exp()``, ``x + y``, ...), ``backward`` and the printed form are bound by
+:mod:`eager.methods`, the layer above; this module holds only what every tensor needs
+regardless of the op set, so the engine, dispatch and ops can build on it.
 """
 
 from __future__ import annotations
@@ -240,31 +241,6 @@ class Tensor:
             self._post_accumulate_hooks = []
         return _HookHandle(self._post_accumulate_hooks, hook)
 
-    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
-                 inputs=None) -> None:
-        """Computes the gradient of this tensor with respect to the graph's leaves, and
-        accumulates it into their ``.grad``.
-
-        Args:
-            gradient (Tensor, optional): the gradient with respect to this tensor (the
-                vector of the vector-Jacobian product); required unless it is a scalar.
-            retain_graph (bool, optional): keep the graph for another backward. Default: the
-                value of ``create_graph``.
-            create_graph (bool): record the backward itself, for higher-order derivatives.
-                Default: ``False``.
-            inputs (sequence of Tensor, optional): accumulate only into these.
-
-        Example::
-
-            >>> x = eager.tensor([1.0, -2.0, 3.0], requires_grad=True)
-            >>> (x * x).sum().backward()
-            >>> x.grad
-            tensor([ 2., -4.,  6.])
-        """
-        from .autograd.engine import backward
-        backward((self,), None if gradient is None else (gradient,), retain_graph,
-                 create_graph, inputs)
-
     def detach(self) -> "Tensor":
         t = Tensor._make(self._data)
         t._version = self._version  # an alias, not a differentiable view: no _base
@@ -366,13 +342,6 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         _leave(self, "iteration")
         return (self[i] for i in range(self._data.shape[0]))
-
-    def __repr__(self) -> str:
-        _leave(self, "repr()")
-        from .printing import tensor_repr
-        return tensor_repr(self)
-
-    __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
         if self._data.ndim == 0 and spec:

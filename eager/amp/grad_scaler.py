@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import warnings
 
-from ..autograd import no_grad
+from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 
 _READY, _UNSCALED, _STEPPED = 0, 1, 2

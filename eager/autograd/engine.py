@@ -25,9 +25,11 @@ import threading
 
 import numpy as np
 
+from .. import dispatch as _dispatch  # a module: dispatch imports autograd.node
 from .._state import STATE
 from ..dtypes import upcast_half
-from ..ops.base import A, T
+from ..factories import ones_like, zeros_like
+from ..ops.base import A
 from ..tensor import Tensor
 from .node import DEVICE_NODES, Node
 
@@ -93,7 +95,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for i, (t, g) in enumerate(zip(inputs, got)):
         if g is None:
             if materialize_grads:
-                from ..factories import zeros_like
                 g = zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(
@@ -116,7 +117,8 @@ def _upcast_half_tensors(items) -> tuple:
     """Tensor-mode :func:`upcast_half`: float16/bfloat16 tensors cast to float32 by ``cast``
     ops (recorded by a tracer, differentiable for create_graph), so a traced or
     create_graph backward computes what the array backward computes."""
-    return tuple(T.cast(x, dtype=_F32) if isinstance(x, Tensor) and x._data.dtype.char in "eE"
+    cast = _dispatch.T.cast
+    return tuple(cast(x, dtype=_F32) if isinstance(x, Tensor) and x._data.dtype.char in "eE"
                  else x for x in items)
 
 
@@ -142,7 +144,7 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
     # on a device other than the CPU the formulas run through dispatch (its kernels),
     # with grad mode as for create_graph: the same formulas, the same engine
     as_tensors = create_graph or tracing or (DEVICE_NODES[0] and _touches_device(roots))
-    F = T if as_tensors else A
+    F = _dispatch.T if as_tensors else A
     if not as_tensors and inputs is None and len(roots) == 1 and not STATE.anomaly:
         chain = _chain(roots[0])
         if chain is not None:
@@ -162,7 +164,6 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
                 raise RuntimeError("grad can be implicitly created only for scalar outputs "
                                    f"(got an output of shape {tuple(t._data.shape)})")
             if as_tensors:
-                from ..factories import ones_like
                 g = ones_like(t)
             else:
                 g = np.ones_like(t._data)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dispatch as _dispatch  # a module: dispatch imports autograd.node
 from .._state import STATE
-from ..ops.base import Op, T
+from ..ops.base import Op
 from ..tensor import Tensor
 from .grad_mode import no_grad
 from .node import Node
@@ -35,7 +36,7 @@ class _CustomOp(Op):
 
     def backward(F, g, saved, node):
         fn, ctx = node.params["function"], node.params["ctx"]
-        as_tensors = F is T
+        as_tensors = F is _dispatch.T
         gt = g if as_tensors else Tensor._make(np.asarray(g))
         grads = fn.backward(ctx, gt)
         if not isinstance(grads, tuple):

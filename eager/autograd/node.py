@@ -15,7 +15,7 @@ import numpy as np
 
 from .._state import _State
 from ..ops.base import OUT
-from ..tensor import Tensor
+from ..tensor import Tensor, _HookHandle
 
 _ndarray = np.ndarray
 #: becomes True once a grad node on a device other than the CPU exists: only then does a
@@ -112,7 +112,6 @@ class Node:
         raise NotImplementedError("register a hook on the tensor instead: tensor.register_hook")
 
     def add_hook(self, hook):
-        from ..tensor import _HookHandle
         if self.hooks is None:
             self.hooks = []
         return _HookHandle(self.hooks, hook)

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from runtime import device as _device
 
+from ..devices import check_cuda_ordinal as check_device
+from ..random import CUDA_GENERATOR
+
 
 def is_available() -> bool:
     """Whether CUDA tensors can be made here (numba-cuda installed and a GPU, or its
@@ -34,8 +37,7 @@ def synchronize(device=None) -> None:
 def manual_seed(seed: int) -> None:
     """Seed the CUDA random generator (counter-based: the same seed gives the same
     numbers, eager and compiled alike).  ``eager.manual_seed`` seeds it too."""
-    from .random import GENERATOR
-    GENERATOR.seed(int(seed))
+    CUDA_GENERATOR.seed(int(seed))
 
 
 manual_seed_all = manual_seed
@@ -209,27 +211,6 @@ def stream(s):
     """``with torch.cuda.stream(s):`` (s may be None: no change)."""
     import contextlib
     return s if s is not None else contextlib.nullcontext()
-
-
-def check_device(device) -> None:
-    """PyTorch's error for a CUDA device index this machine does not have (``cuda:1`` on
-    one GPU); ``device``: an ``eager.device``, a string or an int (None: the current)."""
-    from ..tensor import device as _dev
-    if device is None:
-        return
-    if isinstance(device, int):
-        index = device
-    else:
-        dev = _dev(device)
-        if dev.type != "cuda" or dev.index is None:
-            return
-        index = dev.index
-    n = device_count()
-    if not 0 <= index < n:
-        raise RuntimeError("CUDA error: invalid device ordinal\nCUDA kernel errors might be "
-                           "asynchronously reported at some other API call, so the stacktrace "
-                           "below might be incorrect.\nFor debugging consider passing "
-                           "CUDA_LAUNCH_BLOCKING=1")
 
 
 def _require() -> None:

@@ -32,7 +32,7 @@ from ..ops import loss as Lo
 from ..ops import reduce as R
 from ..ops import shape as S
 from ..ops.index import BasicIndex
-from .random import GENERATOR
+from ..random import CUDA_GENERATOR as GENERATOR
 
 DEV = _device.get("cuda")
 TABLE: dict = {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..construct import tensor
 from ..tensor import Tensor, _wrap_dim
 
 # -- argument normalization -------------------------------------------------------------
@@ -14,7 +15,6 @@ def as_tensor_arg(x):
         return x
     if isinstance(x, (np.integer, np.floating, np.bool_)):
         return x.item()
-    from ..factories import tensor
     return tensor(x)
 
 

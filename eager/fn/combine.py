@@ -12,10 +12,10 @@ from .. import dtypes as _dt
 from ..amp.autocast_mode import cast_inputs as _autocast
 from ..dispatch import dispatch
 from ..dtypes import is_float as _isf
+from ..dtypes import scalar_name
 from ..ops import factory as _f
 from ..ops import index as _ix
 from ..ops import reduce as _red
-from ..ops.linalg import scalar_name
 from ..tensor import Tensor
 from .elementwise import cast, mul, sub
 from .shape import _tensor_list, cat, expand, reshape, stack, unsqueeze

@@ -14,12 +14,11 @@ from __future__ import annotations
 import warnings
 
 from .. import return_types as _rt
-from ..dispatch import dispatch
+from ..dispatch import T, dispatch
 from ..dtypes import is_float as _isf
+from ..dtypes import scalar_name
 from ..ops import decomp as _d
 from ..ops import factory as _f
-from ..ops.base import T
-from ..ops.linalg import scalar_name
 from ..tensor import Tensor
 from .args import as_tensor_arg
 from .shape import transpose

@@ -12,14 +12,18 @@ import builtins as _builtins
 import numpy as np
 
 from .. import dtypes as _dt
+from ..construct import tensor
 from ..dispatch import dispatch
+from ..dtypes import cpp_name as _cpp_name
 from ..dtypes import is_float as _isf
+from ..dtypes import scalar_name as _scalar_name
 from ..ops import elementwise as _ew
-from ..ops.linalg import cpp_name as _cpp_name
-from ..ops.linalg import scalar_name as _scalar_name
+from ..ops import factory as _f
 from ..tensor import Tensor
 from .args import as_tensor_arg
+from .index import nonzero
 from .linalg import _need_tensor
+from .shape import clone
 
 # -- arithmetic -------------------------------------------------------------------------
 
@@ -193,7 +197,6 @@ def maximum(input, other):
 
 def where(condition, input=None, other=None):
     if input is None and other is None:
-        from .index import nonzero
         return nonzero(condition, as_tuple=True)
     return dispatch(_ew.Where, condition, as_tensor_arg(input), as_tensor_arg(other))
 
@@ -249,7 +252,6 @@ def _isclose_ops(input, other, rtol, atol, equal_nan):
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    from ..factories import tensor
     if _on_device(input, other):
         return _isclose_ops(input, other, rtol, atol, equal_nan)
     return tensor(np.isclose(input._data, as_tensor_arg(other)._data if isinstance(other, Tensor)
@@ -308,12 +310,10 @@ def nan_to_num(input, nan: float = 0.0, posinf=None, neginf=None):
     finite.  Integer and bool tensors are returned as a copy."""
     dt = input._data.dtype
     if not _isf(dt):
-        from .shape import clone
         return clone(input)
     info = _dt.finfo(dt)
     hi = float(info.max) if posinf is None else float(posinf)
     lo = float(info.min) if neginf is None else float(neginf)
-    from ..ops import factory as _f
 
     def const(v):  # a 0-d tensor of the input's dtype (the replacements keep it)
         return dispatch(_f.Full, shape=(), value=v, dtype=dt)

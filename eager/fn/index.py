@@ -15,8 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._state import STATE
-from ..dispatch import dispatch
+from ..construct import tensor
+from ..dispatch import dispatch, implementation
 from ..dtypes import is_float as _isf
+from ..inplace import inplace
 from ..ops import index as _ix
 from ..tensor import Tensor, _wrap_dim
 from .shape import cat, expand, permute, reshape, unbind, unsqueeze
@@ -48,7 +50,6 @@ def _bcast_error(a: tuple, b: tuple) -> RuntimeError:
 
 
 def _tensor(data, dtype=None):
-    from ..factories import tensor
     return tensor(data, dtype=dtype)
 
 
@@ -279,7 +280,6 @@ def setitem(self: Tensor, key, value) -> None:
     v_rg = isinstance(v, Tensor) and v.requires_grad
     grad = STATE.grad_enabled and (self.requires_grad or v_rg)
     if STATE.tracer is None and not grad and type(self._data) is not np.ndarray:
-        from ..dispatch import implementation
         implementation(_ix.SetItem, self.device.type)(self._data, v._data if isinstance(
             v, Tensor) else v, None if idx is None else idx._data, key=bkey, dims=dims,
             out=self._data)
@@ -295,7 +295,6 @@ def setitem(self: Tensor, key, value) -> None:
     if STATE.grad_enabled and self.requires_grad and self.grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
-    from ..methods import inplace
     result = dispatch(_ix.SetItem, self, v, idx, key=bkey, dims=dims)
     inplace(self, result, "setitem")
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from ..amp.autocast_mode import cast_inputs as _autocast
 from ..dispatch import dispatch
+from ..dtypes import scalar_name
 from ..ops import index as _ix
-from ..ops.linalg import scalar_name
 from ..tensor import Tensor, _wrap_dim
 from .shape import broadcast_shapes, expand, reshape, unsqueeze
 

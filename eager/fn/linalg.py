@@ -13,6 +13,8 @@ import warnings
 import numpy as np
 
 from ..amp.autocast_mode import cast_inputs as _autocast
+from ..amp.autocast_mode import dispatch_plain
+from ..construct import tensor
 from ..dispatch import dispatch
 from ..ops import linalg as _la
 from ..ops import reduce as _red
@@ -114,7 +116,6 @@ def mv(input, vec):
 
 
 def _no_autocast(op, *args):
-    from ..amp.autocast_mode import dispatch_plain
     return dispatch_plain(op, *args)
 
 
@@ -381,7 +382,6 @@ def _einsum_chain(ins: list, out: str, operands: list):
 def _matmul_op(self, other):
     if not isinstance(other, Tensor):
         if isinstance(other, (np.ndarray, list, tuple)):
-            from ..factories import tensor
             other = tensor(other)
         else:
             return NotImplemented
@@ -391,7 +391,6 @@ def _matmul_op(self, other):
 def _rmatmul_op(self, other):
     if not isinstance(other, Tensor):
         if isinstance(other, (np.ndarray, list, tuple)):
-            from ..factories import tensor
             other = tensor(other)
         else:
             return NotImplemented

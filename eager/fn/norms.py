@@ -14,10 +14,10 @@ import math
 
 from ..dispatch import dispatch
 from ..dtypes import is_float as _isf
+from ..dtypes import scalar_name
 from ..ops import elementwise as _ew
 from ..ops import reduce as _red
 from ..ops import shape as _shp
-from ..ops.linalg import scalar_name
 from ..tensor import Tensor, _wrap_dim
 from .args import is_empty_dims as _is_empty_dims
 from .args import is_int as _is_int

@@ -16,9 +16,9 @@ import numpy as np
 from .. import dtypes as _dt
 from ..dispatch import dispatch
 from ..dtypes import is_float as _isf
+from ..dtypes import scalar_name
 from ..ops import elementwise as _ew
 from ..ops import factory as _f
-from ..ops.linalg import scalar_name
 from ..random import check as _check_generator
 from ..tensor import Tensor
 from .args import norm_shape

@@ -6,8 +6,8 @@ from __future__ import annotations
 from .. import dtypes as _dt
 from ..dispatch import dispatch
 from ..dtypes import is_float as _isf
+from ..dtypes import scalar_name
 from ..ops import scan as _sc
-from ..ops.linalg import scalar_name
 from ..tensor import _wrap_dim
 from .elementwise import cast, logical_xor, sub
 from .shape import cat, narrow

@@ -16,14 +16,13 @@ from .. import return_types as _rt
 from .._state import STATE
 from ..amp.autocast_mode import cast_inputs as _autocast
 from ..amp.autocast_mode import suspended
-from ..dispatch import dispatch
+from ..dispatch import T, dispatch
+from ..dtypes import cpp_name, scalar_name
 from ..dtypes import finfo as _finfo
 from ..ops import decomp as _d
 from ..ops import factory as _f
 from ..ops import reduce as _red
 from ..ops import solve as _s
-from ..ops.base import T
-from ..ops.linalg import cpp_name, scalar_name
 from ..tensor import Tensor
 from .args import as_tensor_arg
 from .decomp import linalg_eigvalsh, linalg_svdvals

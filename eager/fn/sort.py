@@ -15,12 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import return_types as _rt
+from ..construct import tensor
 from ..dispatch import dispatch
 from ..dtypes import is_float as _isf
+from ..dtypes import scalar_name
 from ..ops import index as _ix
 from ..ops import reduce as _red
 from ..ops import sort as _so
-from ..ops.linalg import scalar_name
 from ..tensor import Tensor, _wrap_dim
 from .args import as_tensor_arg
 from .shape import reshape, squeeze
@@ -114,7 +115,6 @@ def _values_arg(values, seq: Tensor) -> Tensor:
     compares in with ``seq`` (NumPy's weak-scalar rule)."""
     if isinstance(values, Tensor):
         return values
-    from ..factories import tensor
     if isinstance(values, (list, tuple)):
         return tensor(values)
     return tensor(np.asarray(values, dtype=np.result_type(seq._data.dtype, values)))

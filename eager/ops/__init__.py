@@ -18,4 +18,4 @@ from . import (  # noqa: F401
     sort,
     window,
 )
-from .base import OPS, A, Op, T  # noqa: F401
+from .base import OPS, A, Op  # noqa: F401

@@ -23,7 +23,7 @@ an op namespace ``F``:
 
 * :data:`A` runs every op's ``forward`` directly on NumPy arrays.  The plain eager
   backward uses it: no Tensor objects, no graph.
-* :data:`T` dispatches every op on Tensors.  ``create_graph=True`` uses it (the
+* :data:`eager.dispatch.T` dispatches every op on Tensors.  ``create_graph=True`` uses it (the
   backward builds a differentiable graph), and so does a compiler tracer (each call
   is recorded as an IR node).
 
@@ -58,7 +58,6 @@ class _OpMeta(type):
                 raise RuntimeError(f"op {cls.name!r} registered twice")
             OPS[cls.name] = cls
             setattr(A, cls.name, cls.forward)
-            setattr(T, cls.name, _dispatcher(cls))
         return cls
 
     def __repr__(cls):
@@ -109,19 +108,8 @@ class _Namespace:
         return f"<op namespace {self._kind}>"
 
 
-A = _Namespace("arrays")   # op.forward on NumPy arrays
-T = _Namespace("tensors")  # dispatch(op, ...) on Tensors
-
-
-def _dispatcher(cls):
-    from ..dispatch import dispatch
-
-    def call(*args, **params):
-        return dispatch(cls, *args, **params)
-
-    call.__name__ = cls.name
-    call.__qualname__ = cls.name
-    return call
+A = _Namespace("arrays")   # op.forward on NumPy arrays (``T``, dispatch on tensors, is
+                           # eager.dispatch's: the layer above)
 
 
 def _snake(name: str) -> str:

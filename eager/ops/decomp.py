@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 
+from ..dtypes import scalar_name
 from .base import OUT, Op
-from .linalg import scalar_name
 
 
 class LinAlgError(RuntimeError):

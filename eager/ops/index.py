@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dtypes import scalar_name
 from .base import Op
 from .factory import device_params
-from .linalg import scalar_name
 
 # -- helpers (NumPy only) -----------------------------------------------------------------
 

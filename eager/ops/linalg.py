@@ -10,24 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dtypes import cpp_name, scalar_name
 from .base import Op
-
-# PyTorch's C++ type names (``float != double``) and ScalarType names (``Float``)
-_CPP = {"float32": "float", "float64": "double", "float16": "c10::Half",
-        "bfloat16": "c10::BFloat16", "int64": "long int",
-        "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-        "bool": "bool"}
-_SCALAR = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-           "int64": "Long",
-           "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-
-
-def cpp_name(dtype) -> str:
-    return _CPP.get(np.dtype(dtype).name, np.dtype(dtype).name)
-
-
-def scalar_name(dtype) -> str:
-    return _SCALAR.get(np.dtype(dtype).name, np.dtype(dtype).name)
 
 
 def check_same_dtype(a: np.ndarray, b: np.ndarray) -> None:

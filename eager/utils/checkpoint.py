@@ -29,7 +29,8 @@ from .._state import STATE
 from ..autograd.engine import grad as _grad
 from ..autograd.grad_mode import enable_grad
 from ..autograd.node import Node
-from ..ops.base import Op, T
+from ..dispatch import T
+from ..ops.base import Op
 from ..tensor import Tensor
 
 __all__ = ["CheckpointError", "checkpoint", "checkpoint_sequential", "noop_context_fn"]

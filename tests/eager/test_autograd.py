@@ -11,10 +11,10 @@ import eager
 from eager.autograd import Function
 
 _DETACH_BUG = pytest.mark.regression(
-    "tensor.py: detach()/.data set _base, so methods.inplace treats the alias as a view of "
+    "tensor.py: detach()/.data set _base, so inplace.inplace treats the alias as a view of "
     "a graph tensor and refuses in-place ops that PyTorch allows")
 _INPLACE_BUG = pytest.mark.regression(
-    "methods.inplace: the op's node saved self, which the write then modifies; backward "
+    "inplace.inplace: the op's node saved self, which the write then modifies; backward "
     "raises 'modified by an inplace operation' (PyTorch saves the original)")
 
 

@@ -10,7 +10,7 @@ import inspect
 import pytest
 
 import eager
-from eager import factories, nn, optim
+from eager import construct, factories, nn, optim
 from eager.nn import functional as F
 from eager.optim import lr_scheduler
 
@@ -36,7 +36,7 @@ SCHEDULERS = _public(lr_scheduler, "lr_scheduler.", lambda o: inspect.isclass(o)
                      and o.__module__.startswith("eager.optim.lr_")
                      and o.__name__.endswith(("LR", "Plateau")))
 FACTORIES = _public(eager, "", lambda o: inspect.isfunction(o)
-                    and o.__module__ == factories.__name__)
+                    and o.__module__ in (factories.__name__, construct.__name__))
 OTHERS = {"no_grad": eager.no_grad, "Tensor.backward": eager.Tensor.backward}
 DOCUMENTED = {**MODULES, **FUNCTIONAL, **OPTIMIZERS, **SCHEDULERS, **FACTORIES, **OTHERS}
 

@@ -17,11 +17,11 @@ import warnings
 
 from ...amp import autocast_mode as _autocast
 from ...dispatch import dispatch
+from ...dtypes import cpp_name
 from ...dtypes import is_float as _isf
 from ...fn import elementwise as _ew
 from ...ops import shape as _shp
 from ...ops import window as _win
-from ...ops.linalg import cpp_name
 from .args import batched, matmul, ntuple, reshape, shape_list, size_str, unbatched
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
