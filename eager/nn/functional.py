@@ -59,12 +59,52 @@ def _reshape(x, shape):
 # -- linear layers ----------------------------------------------------------------------
 
 def linear(input, weight, bias=None):
-    """``input @ weight.T + bias`` (one op)."""
+    """Applies an affine map to the last dimension: ``input @ weight.T + bias``.
+
+    Args:
+        input (Tensor): the input, ``(*, in_features)``.
+        weight (Tensor): the weight, ``(out_features, in_features)``.
+        bias (Tensor, optional): the bias, ``(out_features,)``. Default: ``None``
+
+    Shape:
+        - Input: ``(*, in_features)``, any number of leading dimensions.
+        - Weight: ``(out_features, in_features)``; bias ``(out_features,)``.
+        - Output: ``(*, out_features)``.
+
+    Example::
+
+        >>> w = eager.tensor([[1.0, 0.0, -1.0], [0.5, 0.5, 0.5]])
+        >>> F.linear(eager.ones(2, 3), w, eager.tensor([0.0, 1.0]))
+        tensor([[0.0000, 2.5000],
+                [0.0000, 2.5000]])
+        >>> F.linear(eager.randn(4, 3), eager.randn(5, 3)).shape
+        eager.Size([4, 5])
+    """
     return _la.linear(input, weight, bias)
 
 
 def bilinear(input1, input2, weight, bias=None):
-    """``y[..., o] = sum_ij x1[..., i] W[o, i, j] x2[..., j] + b[o]``."""
+    """Applies a bilinear map to two inputs:
+    ``y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``.
+
+    Args:
+        input1 (Tensor): the first input, ``(*, in1_features)``.
+        input2 (Tensor): the second input, ``(*, in2_features)``, with the same leading
+            dimensions as ``input1``.
+        weight (Tensor): the weight, ``(out_features, in1_features, in2_features)``.
+        bias (Tensor, optional): the bias, ``(out_features,)``. Default: ``None``
+
+    Shape:
+        - Input1: ``(*, in1_features)``; Input2: ``(*, in2_features)``.
+        - Output: ``(*, out_features)``.
+
+    Example::
+
+        >>> F.bilinear(eager.ones(2, 3), eager.ones(2, 4), eager.ones(5, 3, 4)).shape
+        eager.Size([2, 5])
+        >>> F.bilinear(eager.ones(1, 2), eager.ones(1, 2), eager.ones(1, 2, 2), eager.tensor([0.5]))
+        tensor([[4.5000]])
+    """
     out_f, in1, in2 = weight.shape
     lead = tuple(input1.shape[:-1])
     B = int(np.prod(lead, dtype=np.int64))
@@ -81,18 +121,70 @@ def bilinear(input1, input2, weight, bias=None):
 # -- activations ------------------------------------------------------------------------
 
 def relu(input, inplace: bool = False):
+    """Applies the rectified linear unit ``max(0, x)`` elementwise.
+
+    Args:
+        input (Tensor): the input, of any shape.
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Example::
+
+        >>> F.relu(eager.tensor([-2.0, -0.5, 0.0, 1.0, 3.0]))
+        tensor([0., 0., 0., 1., 3.])
+    """
     return input.relu_() if inplace else _ew.relu(input)
 
 
 def relu_(input):
+    """In-place :func:`relu`: replaces the negative elements of ``input`` with 0.
+
+    Args:
+        input (Tensor): the tensor to modify.
+
+    Example::
+
+        >>> x = eager.tensor([-1.0, 2.0])
+        >>> F.relu_(x)
+        tensor([0., 2.])
+        >>> x
+        tensor([0., 2.])
+    """
     return input.relu_()
 
 
 def gelu(input, approximate: str = "none"):
+    """Applies the Gaussian error linear unit ``x * Phi(x)`` elementwise, ``Phi`` being the
+    standard normal CDF.
+
+    Args:
+        input (Tensor): the input, of any shape.
+        approximate (str, optional): ``"none"`` for the exact form (with ``erf``) or
+            ``"tanh"`` for the tanh approximation. Default: ``"none"``
+
+    Example::
+
+        >>> F.gelu(eager.tensor([-1.0, 0.0, 1.0]))
+        tensor([-0.1587,  0.0000,  0.8413])
+        >>> F.gelu(eager.tensor([-1.0, 0.0, 1.0]), approximate="tanh")
+        tensor([-0.1588,  0.0000,  0.8412])
+    """
     return _ew.gelu(input, approximate=approximate)
 
 
 def silu(input, inplace: bool = False):
+    """Applies the sigmoid linear unit (swish) ``x * sigmoid(x)`` elementwise.
+
+    Args:
+        input (Tensor): the input, of any shape.
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Example::
+
+        >>> F.silu(eager.tensor([-1.0, 0.0, 1.0]))
+        tensor([-0.2689,  0.0000,  0.7311])
+    """
     out = _ew.silu(input)
     if inplace:
         from ..methods import inplace as _inplace
@@ -101,27 +193,93 @@ def silu(input, inplace: bool = False):
 
 
 def sigmoid(input):
+    """Applies the logistic sigmoid ``1 / (1 + exp(-x))`` elementwise.
+
+    Args:
+        input (Tensor): the input, of any shape.
+
+    Example::
+
+        >>> F.sigmoid(eager.tensor([-1.0, 0.0, 1.0]))
+        tensor([0.2689, 0.5000, 0.7311])
+    """
     return _ew.sigmoid(input)
 
 
 def tanh(input):
+    """Applies the hyperbolic tangent elementwise.
+
+    Args:
+        input (Tensor): the input, of any shape.
+
+    Example::
+
+        >>> F.tanh(eager.tensor([-1.0, 0.0, 1.0]))
+        tensor([-0.7616,  0.0000,  0.7616])
+    """
     return _ew.tanh(input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
+    """Applies ``log(1 + exp(beta * x)) / beta`` elementwise, a smooth approximation of ReLU.
+
+    Where ``beta * x > threshold`` the result is ``x`` itself (the two agree there to
+    within float precision, and this avoids overflow).
+
+    Args:
+        input (Tensor): the input, of any shape.
+        beta (float, optional): the sharpness; larger is closer to ReLU. Default: ``1.0``
+        threshold (float, optional): above this value of ``beta * x`` the function is linear.
+            Default: ``20.0``
+
+    Example::
+
+        >>> F.softplus(eager.tensor([-1.0, 0.0, 1.0]))
+        tensor([0.3133, 0.6931, 1.3133])
+        >>> F.softplus(eager.tensor([-1.0, 0.0, 30.0]), beta=2.0)
+        tensor([ 0.0635,  0.3466, 30.0000])
+    """
     return _ew.softplus(input, beta=beta, threshold=threshold)
 
 
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
-    """``x`` where ``x > 0``, else ``negative_slope * x``.  In place, the composite reads a
-    clone of ``input`` when it is in a graph, so backward still works
-    (see ``eager.nn.fn.activation``)."""
+    """Applies leaky ReLU elementwise: ``x`` where ``x > 0``, else ``negative_slope * x``.
+
+    In place, the value is computed from a clone of ``input`` when it is part of a graph, so
+    backward still works.
+
+    Args:
+        input (Tensor): the input, of any shape.
+        negative_slope (float, optional): the slope for negative inputs. Default: ``0.01``
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Example::
+
+        >>> F.leaky_relu(eager.tensor([-2.0, 0.0, 3.0]), 0.1)
+        tensor([-0.2000,  0.0000,  3.0000])
+    """
     return _apply_inplace(
         input, lambda x: _ew.where(_ew.gt(x, 0), x, _ew.mul(x, negative_slope)), inplace,
         "leaky_relu_")
 
 
 def elu(input, alpha: float = 1.0, inplace: bool = False):
+    """Applies the exponential linear unit elementwise: ``x`` where ``x > 0``, else
+    ``alpha * (exp(x) - 1)``.
+
+    Args:
+        input (Tensor): the input, of any shape.
+        alpha (float, optional): the value the negative side saturates to, negated.
+            Default: ``1.0``
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Example::
+
+        >>> F.elu(eager.tensor([-1.0, 0.0, 1.0]))
+        tensor([-0.6321,  0.0000,  1.0000])
+    """
     out = _ew.where(_ew.gt(input, 0), input, _ew.mul(_ew.expm1(input), alpha))
     if inplace:
         from ..methods import inplace as _inplace
@@ -136,6 +294,26 @@ def _softmax_dim(ndim: int) -> int:
 
 
 def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
+    """Applies softmax along ``dim``: ``exp(x_i) / sum_j exp(x_j)``, so each slice along ``dim``
+    is non-negative and sums to 1.
+
+    Args:
+        input (Tensor): the input.
+        dim (int, optional): the dimension to normalize over.  Omitting it is deprecated: a
+            warning is issued and dimension 0 is used for 0-, 1- and 3-D input, else 1 (as
+            PyTorch). Default: ``None``
+        _stacklevel (int, optional): unused, kept for PyTorch's signature. Default: ``3``
+        dtype (eager.dtype, optional): cast ``input`` to this dtype first (e.g. to compute an
+            integer tensor's softmax in float64). Default: ``None``
+
+    Example::
+
+        >>> F.softmax(eager.tensor([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]]), dim=1)
+        tensor([[0.0900, 0.2447, 0.6652],
+                [0.3333, 0.3333, 0.3333]])
+        >>> F.softmax(eager.tensor([1, 2]), dim=0, dtype=eager.float64)
+        tensor([0.2689, 0.7311], dtype=eager.float64)
+    """
     if dim is None:
         dim = _softmax_dim(input.ndim)
     if dtype is not None:
@@ -144,6 +322,20 @@ def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
 
 
 def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
+    """Applies ``log(softmax(x))`` along ``dim``, computed stably in one step.
+
+    Args:
+        input (Tensor): the input.
+        dim (int, optional): the dimension to normalize over; omitting it is deprecated and
+            picks one with a warning, as in :func:`softmax`. Default: ``None``
+        _stacklevel (int, optional): unused, kept for PyTorch's signature. Default: ``3``
+        dtype (eager.dtype, optional): cast ``input`` to this dtype first. Default: ``None``
+
+    Example::
+
+        >>> F.log_softmax(eager.tensor([[1.0, 2.0, 3.0]]), dim=1)
+        tensor([[-2.4076, -1.4076, -0.4076]])
+    """
     if dim is None:
         dim = _softmax_dim(input.ndim)
     if dtype is not None:
@@ -154,8 +346,30 @@ def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
 # -- dropout ----------------------------------------------------------------------------
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
-    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``.  The
-    keep-mask comes from the ``bernoulli`` random op (dispatch), so compiled code redraws."""
+    """Randomly zeroes elements of ``input`` with probability ``p`` and scales the rest by
+    ``1 / (1 - p)``, so the expected value is unchanged.
+
+    The mask is drawn from the default generator (:func:`eager.manual_seed`); a compiled
+    function draws a new mask on every call.  With ``training=False`` or ``p=0``, ``input``
+    itself is returned.
+
+    Args:
+        input (Tensor): the input, of any shape.
+        p (float, optional): the probability of zeroing an element, in ``[0, 1]`` (else
+            ``ValueError``). Default: ``0.5``
+        training (bool, optional): apply dropout; ``False`` returns ``input``. Default: ``True``
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Example::
+
+        >>> x = eager.ones(2, 4)
+        >>> y = F.dropout(x, p=0.5)
+        >>> sorted(set(y.flatten().tolist()))
+        [0.0, 2.0]
+        >>> F.dropout(x, p=0.5, training=False) is x
+        True
+    """
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
@@ -180,6 +394,32 @@ def _mean(x, dims, keepdim=True):
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
+    """Normalizes the last ``len(normalized_shape)`` dimensions of ``input`` to zero mean and
+    unit variance, then applies an optional elementwise affine map.
+
+    Each slice is ``(x - mean) / sqrt(var + eps)`` with the biased variance over those
+    dimensions; ``weight`` and ``bias`` (if given) are multiplied and added elementwise.
+
+    Args:
+        input (Tensor): the input, ``(*, *normalized_shape)``.
+        normalized_shape (int or sequence of ints): the trailing shape to normalize over; it
+            must match the end of ``input.shape`` (else ``RuntimeError``).
+        weight (Tensor, optional): the scale, of shape ``normalized_shape``. Default: ``None``
+        bias (Tensor, optional): the shift, of shape ``normalized_shape``. Default: ``None``
+        eps (float, optional): added to the variance for stability. Default: ``1e-5``
+
+    Shape:
+        - Input: ``(*, *normalized_shape)``.
+        - Output: the shape of the input.
+
+    Example::
+
+        >>> F.layer_norm(eager.tensor([[1.0, 2.0, 3.0], [2.0, 2.0, 2.0]]), (3,))
+        tensor([[-1.2247,  0.0000,  1.2247],
+                [ 0.0000,  0.0000,  0.0000]])
+        >>> F.layer_norm(eager.randn(2, 3, 4), [3, 4], weight=eager.ones(3, 4)).shape
+        eager.Size([2, 3, 4])
+    """
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
@@ -203,6 +443,37 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False):
+    """Looks up rows of ``weight`` by index: ``out[...] = weight[input[...]]``.
+
+    Args:
+        input (Tensor): integer indices into the rows of ``weight``; other dtypes raise
+            ``RuntimeError``.
+        weight (Tensor): the table, ``(num_embeddings, embedding_dim)``.
+        padding_idx (int, optional): a row (negative counts from the end) that gets no
+            gradient; its value is looked up as it is (not zeroed here). Default: ``None``
+        max_norm (float, optional): not supported here (anything but ``None`` raises
+            ``NotImplementedError``). Default: ``None``
+        norm_type (float, optional): the norm of ``max_norm``; unused here. Default: ``2.0``
+        scale_grad_by_freq (bool, optional): not supported here (``True`` raises
+            ``NotImplementedError``). Default: ``False``
+        sparse (bool, optional): not supported here (``True`` raises ``NotImplementedError``).
+            Default: ``False``
+
+    Shape:
+        - Input: ``(*)``, any shape of integer indices.
+        - Weight: ``(num_embeddings, embedding_dim)``.
+        - Output: ``(*, embedding_dim)``.
+
+    Example::
+
+        >>> table = eager.tensor([[0.0, 0.0], [1.0, 1.0], [2.0, 3.0]])
+        >>> F.embedding(eager.tensor([[0, 2], [1, 0]]), table)
+        tensor([[[0., 0.],
+                 [2., 3.]],
+        <BLANKLINE>
+                [[1., 1.],
+                 [0., 0.]]])
+    """
     if max_norm is not None or scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not "
                                   "supported")
@@ -223,10 +494,28 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
 
 
 def one_hot(tensor, num_classes: int = -1):
-    """An int64 tensor of shape ``tensor.shape + (num_classes,)`` with a 1 at each class
-    index; ``num_classes=-1`` takes the largest value plus one.  Negative values, values
-    ``>= num_classes`` and an empty tensor without ``num_classes`` raise PyTorch's
-    RuntimeErrors."""
+    """Encodes integer class indices as one-hot vectors: a 1 at each index, 0 elsewhere.
+
+    Args:
+        tensor (Tensor): integer class indices (other dtypes raise ``RuntimeError``); all
+            must lie in ``[0, num_classes)``.
+        num_classes (int, optional): the length of each vector; ``-1`` takes the largest
+            index plus one (an empty ``tensor`` then raises ``RuntimeError``). Default: ``-1``
+
+    Shape:
+        - Input: ``(*)``.
+        - Output: ``(*, num_classes)``, int64.
+
+    Example::
+
+        >>> F.one_hot(eager.tensor([0, 2, 1]))
+        tensor([[1, 0, 0],
+                [0, 0, 1],
+                [0, 1, 0]])
+        >>> F.one_hot(eager.tensor([0, 2]), num_classes=4)
+        tensor([[1, 0, 0, 0],
+                [0, 0, 1, 0]])
+    """
     if tensor._data.dtype.kind not in "iu":
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:
@@ -265,6 +554,34 @@ def _check_reduction(reduction: str) -> None:
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
              weight=None):
+    """Mean squared error: the elementwise ``(input - target) ** 2``, reduced.
+
+    A ``target`` whose shape differs from ``input``'s is broadcast, with a warning (as
+    PyTorch).
+
+    Args:
+        input (Tensor): the predictions, of any shape.
+        target (Tensor): the targets, normally of the input's shape.
+        size_average (bool, optional): deprecated (use ``reduction``); as PyTorch's.
+            Default: ``None``
+        reduce (bool, optional): deprecated (use ``reduction``); as PyTorch's. Default: ``None``
+        reduction (str, optional): ``"none"`` (the elementwise loss), ``"mean"`` or ``"sum"``
+            of it; anything else raises ``ValueError``. Default: ``"mean"``
+        weight (Tensor, optional): multiplies the elementwise loss (broadcast) before the
+            reduction; ``"mean"`` still divides by the number of elements. Default: ``None``
+
+    Shape:
+        - Input: ``(*)``; Target: ``(*)``, the same shape.
+        - Output: a scalar, or the input's shape with ``reduction="none"``.
+
+    Example::
+
+        >>> x, y = eager.tensor([1.0, 2.0, 3.0]), eager.tensor([1.0, 0.0, 0.0])
+        >>> F.mse_loss(x, y)
+        tensor(4.3333)
+        >>> F.mse_loss(x, y, reduction="none")
+        tensor([0., 4., 9.])
+    """
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     input, target, weight = _autocast("mse_loss", input, target, weight)
@@ -278,6 +595,33 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
             weight=None):
+    """Mean absolute error: the elementwise ``|input - target|``, reduced.
+
+    A ``target`` whose shape differs from ``input``'s is broadcast, with a warning.
+
+    Args:
+        input (Tensor): the predictions, of any shape.
+        target (Tensor): the targets, normally of the input's shape.
+        size_average (bool, optional): deprecated (use ``reduction``); as PyTorch's.
+            Default: ``None``
+        reduce (bool, optional): deprecated (use ``reduction``); as PyTorch's. Default: ``None``
+        reduction (str, optional): ``"none"`` (the elementwise loss), ``"mean"`` or ``"sum"``
+            of it; anything else raises ``ValueError``. Default: ``"mean"``
+        weight (Tensor, optional): multiplies the elementwise loss (broadcast) before the
+            reduction. Default: ``None``
+
+    Shape:
+        - Input: ``(*)``; Target: ``(*)``, the same shape.
+        - Output: a scalar, or the input's shape with ``reduction="none"``.
+
+    Example::
+
+        >>> x, y = eager.tensor([1.0, 2.0, 3.0]), eager.tensor([1.0, 0.0, 0.0])
+        >>> F.l1_loss(x, y)
+        tensor(1.6667)
+        >>> F.l1_loss(x, y, reduction="sum")
+        tensor(5.)
+    """
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     input, target, weight = _autocast("l1_loss", input, target, weight)
@@ -290,6 +634,33 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mea
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
                    beta: float = 1.0):
+    """Smooth L1 loss: with ``d = |input - target|``, ``0.5 * d ** 2 / beta`` where
+    ``d < beta``, else ``d - 0.5 * beta``; reduced.
+
+    Quadratic near zero and linear further out, so less sensitive to outliers than
+    :func:`mse_loss`.  ``beta=0`` gives :func:`l1_loss`.  It equals ``huber_loss / beta``
+    with ``delta=beta``.
+
+    Args:
+        input (Tensor): the predictions, of any shape.
+        target (Tensor): the targets, normally of the input's shape.
+        size_average (bool, optional): deprecated (use ``reduction``); as PyTorch's.
+            Default: ``None``
+        reduce (bool, optional): deprecated (use ``reduction``); as PyTorch's. Default: ``None``
+        reduction (str, optional): ``"none"`` (the elementwise loss), ``"mean"`` or ``"sum"``
+            of it; anything else raises ``ValueError``. Default: ``"mean"``
+        beta (float, optional): where the loss turns from quadratic to linear.
+            Default: ``1.0``
+
+    Shape:
+        - Input: ``(*)``; Target: ``(*)``, the same shape.
+        - Output: a scalar, or the input's shape with ``reduction="none"``.
+
+    Example::
+
+        >>> F.smooth_l1_loss(eager.tensor([0.0, 0.5, 3.0]), eager.zeros(3), reduction="none")
+        tensor([0.0000, 0.1250, 2.5000])
+    """
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     input, target = _autocast("smooth_l1_loss", input, target)
@@ -302,6 +673,30 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
 
 
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
+    """Huber loss: with ``d = |input - target|``, ``0.5 * d ** 2`` where ``d < delta``, else
+    ``delta * (d - 0.5 * delta)``; reduced.
+
+    Args:
+        input (Tensor): the predictions, of any shape.
+        target (Tensor): the targets, normally of the input's shape (else broadcast, with a
+            warning).
+        reduction (str, optional): ``"none"`` (the elementwise loss), ``"mean"`` or ``"sum"``
+            of it; anything else raises ``ValueError``. Default: ``"mean"``
+        delta (float, optional): where the loss turns from quadratic to linear.
+            Default: ``1.0``
+        weight (Tensor, optional): multiplies the elementwise loss (broadcast) before the
+            reduction. Default: ``None``
+
+    Shape:
+        - Input: ``(*)``; Target: ``(*)``, the same shape.
+        - Output: a scalar, or the input's shape with ``reduction="none"``.
+
+    Example::
+
+        >>> x = eager.tensor([0.0, 0.5, 3.0])
+        >>> F.huber_loss(x, eager.zeros(3), reduction="none", delta=2.0)
+        tensor([0.0000, 0.1250, 4.0000])
+    """
     input, target, weight = _autocast("huber_loss", input, target, weight)
     _check_size(input, target, "huber_loss")
     d = _ew.abs(_ew.sub(input, target))
@@ -321,6 +716,36 @@ def _check_size(input, target, name):
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction: str = "mean"):
+    """Binary cross entropy between probabilities ``input`` and targets ``target``:
+    ``-(t * log(x) + (1 - t) * log(1 - x))`` elementwise, reduced.
+
+    Each log is clamped below at ``-100`` (as PyTorch), so a probability of exactly 0 or 1
+    gives a finite loss of at most 100.  For logits, use
+    :func:`binary_cross_entropy_with_logits` instead: it is numerically safer.
+
+    Args:
+        input (Tensor): probabilities in ``[0, 1]``, of any shape.
+        target (Tensor): targets in ``[0, 1]``, of the same shape (else ``ValueError``).
+        weight (Tensor, optional): multiplies the elementwise loss (broadcast).
+            Default: ``None``
+        size_average (bool, optional): deprecated (use ``reduction``); as PyTorch's.
+            Default: ``None``
+        reduce (bool, optional): deprecated (use ``reduction``); as PyTorch's. Default: ``None``
+        reduction (str, optional): ``"none"`` (the elementwise loss), ``"mean"`` or ``"sum"``
+            of it; anything else raises ``ValueError``. Default: ``"mean"``
+
+    Shape:
+        - Input: ``(*)``; Target: ``(*)``, the same shape.
+        - Output: a scalar, or the input's shape with ``reduction="none"``.
+
+    Example::
+
+        >>> p, t = eager.tensor([0.9, 0.2]), eager.tensor([1.0, 0.0])
+        >>> F.binary_cross_entropy(p, t, reduction="none")
+        tensor([0.1054, 0.2231])
+        >>> F.binary_cross_entropy(p, t)
+        tensor(0.1643)
+    """
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     input, target, weight = _autocast("binary_cross_entropy", input, target, weight)
@@ -340,8 +765,38 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
                                      reduce=None, reduction: str = "mean", pos_weight=None):
-    """``(1-t)*x + w_pos * softplus(-x)`` with ``w_pos = 1 + (pos_weight-1)*t``: stable for
-    any logit (softplus never exponentiates a positive number)."""
+    """Binary cross entropy on logits: :func:`binary_cross_entropy` of ``sigmoid(input)``,
+    computed stably for any logit.
+
+    The elementwise loss is ``(1 - t) * x + w * softplus(-x)`` with
+    ``w = 1 + (pos_weight - 1) * t`` (``w = 1`` without ``pos_weight``).
+
+    Args:
+        input (Tensor): logits, of any shape.
+        target (Tensor): targets in ``[0, 1]``, of the same shape (else ``ValueError``).
+        weight (Tensor, optional): multiplies the elementwise loss (broadcast).
+            Default: ``None``
+        size_average (bool, optional): deprecated (use ``reduction``); as PyTorch's.
+            Default: ``None``
+        reduce (bool, optional): deprecated (use ``reduction``); as PyTorch's. Default: ``None``
+        reduction (str, optional): ``"none"`` (the elementwise loss), ``"mean"`` or ``"sum"``
+            of it; anything else raises ``ValueError``. Default: ``"mean"``
+        pos_weight (Tensor, optional): a weight on the positive term, broadcast against the
+            input (typically one per class, along the last dimension). Default: ``None``
+
+    Shape:
+        - Input: ``(*)``; Target: ``(*)``, the same shape.
+        - Output: a scalar, or the input's shape with ``reduction="none"``.
+
+    Example::
+
+        >>> x, t = eager.tensor([2.0, -1.0]), eager.tensor([1.0, 0.0])
+        >>> F.binary_cross_entropy_with_logits(x, t)
+        tensor(0.2201)
+        >>> F.binary_cross_entropy_with_logits(x, t, pos_weight=eager.tensor([3.0]),
+        ...                                    reduction="none")
+        tensor([0.3808, 0.3133])
+    """
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     input, target, weight, pos_weight = _autocast("binary_cross_entropy_with_logits", input,
@@ -361,6 +816,38 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
              reduce=None, reduction: str = "mean"):
+    """Negative log-likelihood loss: ``-input[n, target[n]]`` for log-probabilities ``input``
+    and class-index targets, reduced.
+
+    Combined with :func:`log_softmax` it gives :func:`cross_entropy`.  With ``weight``, each
+    element is scaled by ``weight[target[n]]`` and ``"mean"`` divides by the sum of those
+    weights.  Targets equal to ``ignore_index`` contribute nothing (and do not count in the
+    mean); other out-of-range targets raise ``IndexError``.
+
+    Args:
+        input (Tensor): log-probabilities, ``(C)``, ``(N, C)`` or ``(N, C, d_1, ..., d_K)``.
+        target (Tensor): int64 class indices in ``[0, C)``, ``()``, ``(N)`` or
+            ``(N, d_1, ..., d_K)``.
+        weight (Tensor, optional): a rescaling weight per class, ``(C,)``. Default: ``None``
+        size_average (bool, optional): deprecated (use ``reduction``). Default: ``None``
+        ignore_index (int, optional): a target value that is ignored. Default: ``-100``
+        reduce (bool, optional): deprecated (use ``reduction``). Default: ``None``
+        reduction (str, optional): ``"none"`` (the elementwise loss), ``"mean"`` or ``"sum"``
+            of it; anything else raises ``ValueError``. Default: ``"mean"``
+
+    Shape:
+        - Input: ``(C)``, ``(N, C)`` or ``(N, C, d_1, ..., d_K)``.
+        - Target: ``()``, ``(N)`` or ``(N, d_1, ..., d_K)``.
+        - Output: a scalar, or the target's shape with ``reduction="none"``.
+
+    Example::
+
+        >>> logp = eager.tensor([[-0.5, -1.0, -2.0], [-1.5, -0.2, -3.0]])
+        >>> F.nll_loss(logp, eager.tensor([0, 1]))
+        tensor(0.3500)
+        >>> F.nll_loss(logp, eager.tensor([0, -100]))
+        tensor(0.5000)
+    """
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     return _class_index_loss(input, target, weight, ignore_index, reduction, 0.0)
