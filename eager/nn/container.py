@@ -24,7 +24,40 @@ def _index(idx, n: int, what: str) -> int:
 
 
 class Sequential(Module):
-    """Calls its modules in order; ``Sequential(m1, m2)`` or ``Sequential(OrderedDict)``."""
+    """A module that calls its submodules one after another.
+
+    ``forward`` passes its single input to the first module, that module's output to the
+    second, and so on, and returns the last output (an empty ``Sequential`` returns its
+    input).  The submodules are registered as children, so their parameters belong to
+    the ``Sequential``.  It can be indexed and sliced like a list (a slice is a new
+    ``Sequential`` sharing the modules and keeping their names), iterated, and changed
+    with ``append``, ``insert``, ``extend``, ``pop``, item assignment and ``del``;
+    ``seq1 + seq2`` concatenates two of them.  Deleting or inserting renumbers the
+    modules ``"0"``, ``"1"``, ... again.
+
+    Args:
+        *args (Module): the modules to chain, named ``"0"``, ``"1"``, ... in order; or a
+            single ``collections.OrderedDict`` mapping names to modules (a plain ``dict``
+            is not accepted for named modules).
+
+    Example::
+
+        >>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+        >>> model(eager.randn(3, 4)).shape
+        eager.Size([3, 2])
+        >>> model
+        Sequential(
+          (0): Linear(in_features=4, out_features=8, bias=True)
+          (1): ReLU()
+          (2): Linear(in_features=8, out_features=2, bias=True)
+        )
+        >>> model[-1]
+        Linear(in_features=8, out_features=2, bias=True)
+        >>> from collections import OrderedDict
+        >>> named = nn.Sequential(OrderedDict([("fc", nn.Linear(4, 2)), ("act", nn.Tanh())]))
+        >>> named.fc
+        Linear(in_features=4, out_features=2, bias=True)
+    """
 
     def __init__(self, *args):
         super().__init__()
@@ -109,7 +142,34 @@ class Sequential(Module):
 
 
 class ModuleList(Module):
-    """A list of modules, registered as children ``"0"``, ``"1"``, ..."""
+    """Holds submodules in a list, registered as children ``"0"``, ``"1"``, ...
+
+    Unlike a Python ``list``, a ``ModuleList`` makes its modules visible to the owning
+    module: their parameters appear in ``parameters()``, and ``to()``, ``train()`` and
+    ``state_dict()`` reach them.  It has no ``forward``; the owner decides how to call
+    the modules.  It supports indexing and slicing (a slice is a new ``ModuleList``),
+    ``len``, iteration, ``append``, ``extend``, ``insert``, ``pop``, ``+``, ``+=``, item
+    assignment and ``del`` (which renumber the names).  Its repr collapses runs of
+    identical modules, as PyTorch's does.
+
+    Args:
+        modules (iterable, optional): modules to add, in order. Default: ``None``.
+
+    Example::
+
+        >>> layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        >>> layers
+        ModuleList(
+          (0-2): 3 x Linear(in_features=4, out_features=4, bias=True)
+        )
+        >>> len(list(layers.parameters()))
+        6
+        >>> x = eager.randn(2, 4)
+        >>> for layer in layers:
+        ...     x = layer(x)
+        >>> x.shape
+        eager.Size([2, 4])
+    """
 
     def __init__(self, modules=None):
         super().__init__()
@@ -194,7 +254,30 @@ class ModuleList(Module):
 
 
 class ModuleDict(Module):
-    """An ordered dict of modules, registered as children under their keys."""
+    """Holds submodules in an ordered dictionary, registered as children under their keys.
+
+    Like ``ModuleList``, it makes the modules part of the owner (parameters, ``to()``,
+    ``state_dict()``) and has no ``forward``.  It supports ``d[key]``, assignment,
+    ``del``, ``in``, ``len``, iteration over keys, ``keys()``, ``values()``, ``items()``,
+    ``update()``, ``pop()`` and ``clear()``.  Insertion order is kept, for a plain
+    ``dict`` as well.  Keys must be strings that are valid module names (non-empty, no
+    ``"."``, not an existing attribute).
+
+    Args:
+        modules (mapping or iterable, optional): a mapping of names to modules (``dict``,
+            ``OrderedDict`` or ``ModuleDict``), or an iterable of ``(name, module)`` pairs.
+            Default: ``None``.
+
+    Example::
+
+        >>> blocks = nn.ModuleDict({"conv": nn.Conv2d(1, 2, 3), "act": nn.ReLU()})
+        >>> list(blocks.keys())
+        ['conv', 'act']
+        >>> blocks["act"]
+        ReLU()
+        >>> blocks["conv"](eager.randn(1, 1, 5, 5)).shape
+        eager.Size([1, 2, 3, 3])
+    """
 
     def __init__(self, modules=None):
         super().__init__()
@@ -263,8 +346,31 @@ def _as_parameter(value):
 
 
 class ParameterList(Module):
-    """A list of parameters, registered as ``"0"``, ``"1"``...  Tensors assigned to it
-    become Parameters; other objects are kept as plain attributes."""
+    """Holds parameters in a list, registered as ``"0"``, ``"1"``, ...
+
+    Tensors added to it are wrapped as ``nn.Parameter`` (``Parameter`` objects are kept
+    as they are), so the owning module sees them in ``parameters()``.  Objects that are
+    not tensors are stored too, but as plain attributes that are not parameters.  It
+    supports indexing, slicing, ``len``, iteration, item assignment, ``append``,
+    ``extend`` and ``+=``; unlike ``ModuleList`` it has no ``insert``, ``pop`` or ``del``.
+    Calling it raises ``RuntimeError``.
+
+    Args:
+        values (iterable, optional): the initial values, in order. Default: ``None``.
+
+    Example::
+
+        >>> params = nn.ParameterList([nn.Parameter(eager.randn(2, 3)), eager.zeros(3)])
+        >>> params
+        ParameterList(
+            (0): Parameter containing: [eager.float32 of size 2x3]
+            (1): Parameter containing: [eager.float32 of size 3]
+        )
+        >>> type(params[1]).__name__
+        'Parameter'
+        >>> len(list(params.parameters()))
+        2
+    """
 
     def __init__(self, values=None) -> None:
         super().__init__()
@@ -326,9 +432,35 @@ class ParameterList(Module):
 
 
 class ParameterDict(Module):
-    """An ordered dict of parameters under string keys (a plain dict's items are added in
-    sorted key order, as PyTorch does; an OrderedDict's in its order).  Tensors assigned to
-    it become Parameters; other objects are kept as plain attributes."""
+    """Holds parameters in an ordered dictionary under string keys.
+
+    Tensors added to it are wrapped as ``nn.Parameter`` (``Parameter`` objects are kept
+    as they are), so the owning module sees them in ``parameters()``; other objects are
+    stored as plain attributes.  As in PyTorch, the items of a plain ``dict`` (given to
+    the constructor or ``update``) are added in sorted key order, while an
+    ``OrderedDict``, a ``ParameterDict`` or a sequence of pairs keeps its order.  It
+    supports the usual dict operations (``d[key]``, assignment, ``del``, ``in``, ``len``,
+    ``keys``, ``values``, ``items``, ``get``, ``pop``, ``popitem``, ``setdefault``,
+    ``update``, ``copy``, ``fromkeys``, ``clear`` and ``|``).  Keys must be strings.
+    Calling it raises ``RuntimeError``.
+
+    Args:
+        parameters (mapping or iterable, optional): a mapping of names to tensors or
+            other values, or an iterable of ``(name, value)`` pairs. Default: ``None``.
+
+    Example::
+
+        >>> params = nn.ParameterDict({"w": eager.randn(2, 3), "b": eager.zeros(2)})
+        >>> list(params.keys())
+        ['b', 'w']
+        >>> params
+        ParameterDict(
+            (b): Parameter containing: [eager.FloatTensor of size 2]
+            (w): Parameter containing: [eager.FloatTensor of size 2x3]
+        )
+        >>> type(params["w"]).__name__
+        'Parameter'
+    """
 
     def __init__(self, parameters=None) -> None:
         super().__init__()

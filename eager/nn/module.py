@@ -77,7 +77,52 @@ class _OwnedDict(OrderedDict):
 
 
 class Module:
-    """Base class for all neural network modules; subclasses define ``forward``."""
+    """Base class for all neural network modules; subclasses define ``forward``.
+
+    A model is a subclass that creates its layers in ``__init__`` and says how to use
+    them in ``forward``.  Assigning a ``Parameter``, a ``Module`` or (with
+    ``register_buffer``) a tensor to an attribute registers it, so that ``parameters()``,
+    ``named_modules()``, ``state_dict()`` / ``load_state_dict()``, ``to()`` (which changes
+    the parameters in place, keeping the same ``Parameter`` objects), ``train()`` /
+    ``eval()`` and ``zero_grad()`` reach it, and the repr lists the children.  Call the
+    module (``m(x)``), not ``m.forward(x)``, so that forward hooks run.
+
+    Not everything in PyTorch's ``Module`` is here: ``register_forward_hook`` and
+    ``register_forward_pre_hook`` take only the hook (no ``prepend``, ``with_kwargs`` or
+    ``always_call``), and there are no backward hooks, state-dict hooks,
+    ``get_extra_state`` / ``set_extra_state``, ``to_empty`` or ``share_memory``.
+
+    Args:
+        (none): ``Module.__init__`` takes no arguments (any raise ``TypeError``).  A
+            subclass defines its own constructor and must call ``super().__init__()``
+            before it assigns parameters, buffers or submodules.
+
+    Attributes:
+        training (bool): ``True`` in training mode (the default), ``False`` after
+            ``eval()``; layers such as ``Dropout`` and ``BatchNorm`` read it.
+
+    Example::
+
+        >>> class Net(nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc1 = nn.Linear(4, 8)
+        ...         self.fc2 = nn.Linear(8, 2)
+        ...     def forward(self, x):
+        ...         return self.fc2(F.relu(self.fc1(x)))
+        >>> net = Net()
+        >>> net(eager.randn(3, 4)).shape
+        eager.Size([3, 2])
+        >>> [name for name, _ in net.named_parameters()]
+        ['fc1.weight', 'fc1.bias', 'fc2.weight', 'fc2.bias']
+        >>> net
+        Net(
+          (fc1): Linear(in_features=4, out_features=8, bias=True)
+          (fc2): Linear(in_features=8, out_features=2, bias=True)
+        )
+        >>> net.eval().training, net.fc1.training
+        (False, False)
+    """
 
     _version = 1
 
