@@ -146,22 +146,120 @@ def _own(out):
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
-    """1-D convolution over ``(N, C, L)`` (or unbatched ``(C, L)``) input; ``padding`` is
-    an int, a 1-tuple, ``'valid'`` or ``'same'``."""
+    """Applies a 1-D convolution (strictly, cross-correlation) over ``(N, C_in, L)`` input.
+
+    Computed as ``im2col`` plus one matrix multiply; differentiable twice (gradient penalties
+    work).  ``input``, ``weight`` and ``bias`` must share one floating dtype.
+
+    Args:
+        input (Tensor): the input, ``(N, C_in, L)`` or unbatched ``(C_in, L)``.
+        weight (Tensor): the filters, ``(out_channels, C_in / groups, kL)``.
+        bias (Tensor, optional): added per output channel, ``(out_channels,)``.
+            Default: ``None``
+        stride (int or tuple, optional): the step between windows, one int or one per
+            spatial dimension. Default: ``1``
+        padding (int, tuple or str, optional): zeros added on both sides of each spatial
+            dimension; or ``"valid"`` (none) or ``"same"`` (the output has the input's size;
+            only with stride 1; an odd total puts the extra zero at the end).
+            Default: ``0``
+        dilation (int or tuple, optional): the spacing between kernel elements.
+            Default: ``1``
+        groups (int, optional): split the input channels into this many groups, each
+            convolved with its own ``out_channels / groups`` filters; must divide both
+            channel counts. Default: ``1``
+
+    Shape:
+        - Input: ``(N, C_in, L)`` or unbatched ``(C_in, L)``.
+        - Weight: ``(out_channels, C_in / groups, kL)``.
+        - Output: ``(N, out_channels, L_out)``, each spatial size
+          ``floor((in + 2 * padding - dilation * (kernel - 1) - 1) / stride) + 1``.
+
+    Example::
+
+        >>> x = eager.tensor([[[1.0, 2.0, 3.0, 4.0]]])
+        >>> F.conv1d(x, eager.tensor([[[1.0, 0.0, -1.0]]]))
+        tensor([[[-2., -2.]]])
+        >>> F.conv1d(eager.randn(8, 3, 50), eager.randn(6, 3, 5), padding="same").shape
+        eager.Size([8, 6, 50])
+    """
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
-    """2-D convolution over ``(N, C, H, W)`` (or unbatched ``(C, H, W)``) input with weight
-    ``(out_channels, in_channels / groups, kH, kW)``.
+    """Applies a 2-D convolution (strictly, cross-correlation) over ``(N, C_in, H, W)`` input.
 
-    >>> F.conv2d(eager.randn(8, 1, 28, 28), eager.randn(4, 1, 3, 3), padding=1).shape
-    eager.Size([8, 4, 28, 28])
+    Computed as ``im2col`` plus one matrix multiply; differentiable twice (gradient penalties
+    work).  ``input``, ``weight`` and ``bias`` must share one floating dtype.
+
+    Args:
+        input (Tensor): the input, ``(N, C_in, H, W)`` or unbatched ``(C_in, H, W)``.
+        weight (Tensor): the filters, ``(out_channels, C_in / groups, kH, kW)``.
+        bias (Tensor, optional): added per output channel, ``(out_channels,)``.
+            Default: ``None``
+        stride (int or tuple, optional): the step between windows, one int or one per
+            spatial dimension. Default: ``1``
+        padding (int, tuple or str, optional): zeros added on both sides of each spatial
+            dimension; or ``"valid"`` (none) or ``"same"`` (the output has the input's size;
+            only with stride 1; an odd total puts the extra zero at the end).
+            Default: ``0``
+        dilation (int or tuple, optional): the spacing between kernel elements.
+            Default: ``1``
+        groups (int, optional): split the input channels into this many groups, each
+            convolved with its own ``out_channels / groups`` filters; must divide both
+            channel counts. Default: ``1``
+
+    Shape:
+        - Input: ``(N, C_in, H, W)`` or unbatched ``(C_in, H, W)``.
+        - Weight: ``(out_channels, C_in / groups, kH, kW)``.
+        - Output: ``(N, out_channels, H_out, W_out)``, each spatial size
+          ``floor((in + 2 * padding - dilation * (kernel - 1) - 1) / stride) + 1``.
+
+    Example::
+
+        >>> F.conv2d(eager.randn(8, 1, 28, 28), eager.randn(4, 1, 3, 3), padding=1).shape
+        eager.Size([8, 4, 28, 28])
+        >>> F.conv2d(eager.ones(1, 1, 3, 3), eager.ones(1, 1, 2, 2), eager.tensor([0.5]))
+        tensor([[[[4.5000, 4.5000],
+                  [4.5000, 4.5000]]]])
     """
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
+    """Applies a 3-D convolution (strictly, cross-correlation) over ``(N, C_in, D, H, W)`` input.
+
+    Computed as ``im2col`` plus one matrix multiply; differentiable twice (gradient penalties
+    work).  ``input``, ``weight`` and ``bias`` must share one floating dtype.
+
+    Args:
+        input (Tensor): the input, ``(N, C_in, D, H, W)`` or unbatched ``(C_in, D, H, W)``.
+        weight (Tensor): the filters, ``(out_channels, C_in / groups, kD, kH, kW)``.
+        bias (Tensor, optional): added per output channel, ``(out_channels,)``.
+            Default: ``None``
+        stride (int or tuple, optional): the step between windows, one int or one per
+            spatial dimension. Default: ``1``
+        padding (int, tuple or str, optional): zeros added on both sides of each spatial
+            dimension; or ``"valid"`` (none) or ``"same"`` (the output has the input's size;
+            only with stride 1; an odd total puts the extra zero at the end).
+            Default: ``0``
+        dilation (int or tuple, optional): the spacing between kernel elements.
+            Default: ``1``
+        groups (int, optional): split the input channels into this many groups, each
+            convolved with its own ``out_channels / groups`` filters; must divide both
+            channel counts. Default: ``1``
+
+    Shape:
+        - Input: ``(N, C_in, D, H, W)`` or unbatched ``(C_in, D, H, W)``.
+        - Weight: ``(out_channels, C_in / groups, kD, kH, kW)``.
+        - Output: ``(N, out_channels, D_out, H_out, W_out)``, each spatial size
+          ``floor((in + 2 * padding - dilation * (kernel - 1) - 1) / stride) + 1``.
+
+    Example::
+
+        >>> x = eager.randn(2, 3, 8, 8, 8)
+        >>> F.conv3d(x, eager.randn(5, 3, 3, 3, 3), padding=1).shape
+        eager.Size([2, 5, 8, 8, 8])
+    """
     return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
@@ -235,21 +333,135 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups: int = 1, dilation=1):
+    """Applies a 1-D transposed convolution, the adjoint of ``conv1d``.
+
+    It is the gradient of ``conv1d`` with respect to its input (sometimes called a
+    fractionally strided convolution or "deconvolution").  ``input``, ``weight`` and
+    ``bias`` must share one floating dtype.  String ``padding`` (``"same"``/``"valid"``)
+    is not accepted, as in PyTorch.
+
+    Args:
+        input (Tensor): the input, ``(N, C_in, L)`` or unbatched ``(C_in, L)``.
+        weight (Tensor): the filters, ``(C_in, out_channels / groups, kL)``.
+        bias (Tensor, optional): added per output channel, ``(out_channels,)``.
+            Default: ``None``
+        stride (int or tuple, optional): the stride of the matching convolution.
+            Default: ``1``
+        padding (int or tuple, optional): ``dilation * (kernel - 1) - padding`` zeros are
+            implicitly added on both sides of each spatial dimension, i.e. ``padding`` is
+            removed from each side of the output. Default: ``0``
+        output_padding (int or tuple, optional): extra size added to one side of each output
+            dimension (to choose among the sizes a strided convolution maps to the same
+            input size); must be smaller than the stride or the dilation. Default: ``0``
+        groups (int, optional): split the channels into this many independent groups.
+            Default: ``1``
+        dilation (int or tuple, optional): the spacing between kernel elements.
+            Default: ``1``
+
+    Shape:
+        - Input: ``(N, C_in, L)`` or unbatched ``(C_in, L)``.
+        - Weight: ``(C_in, out_channels / groups, kL)``.
+        - Output: ``(N, out_channels, L_out)``, each spatial size
+          ``(in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1``.
+
+    Example::
+
+        >>> F.conv_transpose1d(eager.tensor([[[1.0, 2.0]]]), eager.tensor([[[1.0, 1.0, 1.0]]]))
+        tensor([[[1., 3., 3., 2.]]])
+        >>> F.conv_transpose1d(eager.randn(2, 4, 10), eager.randn(4, 3, 3), stride=2).shape
+        eager.Size([2, 3, 21])
+    """
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
                            dilation, 1, "conv_transpose1d")
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups: int = 1, dilation=1):
-    """Transposed 2-D convolution (the gradient of ``conv2d`` with respect to its input);
-    weight ``(in_channels, out_channels / groups, kH, kW)``.  Output size per dimension:
-    ``(in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1``."""
+    """Applies a 2-D transposed convolution, the adjoint of ``conv2d``.
+
+    It is the gradient of ``conv2d`` with respect to its input (sometimes called a
+    fractionally strided convolution or "deconvolution").  ``input``, ``weight`` and
+    ``bias`` must share one floating dtype.  String ``padding`` (``"same"``/``"valid"``)
+    is not accepted, as in PyTorch.
+
+    Args:
+        input (Tensor): the input, ``(N, C_in, H, W)`` or unbatched ``(C_in, H, W)``.
+        weight (Tensor): the filters, ``(C_in, out_channels / groups, kH, kW)``.
+        bias (Tensor, optional): added per output channel, ``(out_channels,)``.
+            Default: ``None``
+        stride (int or tuple, optional): the stride of the matching convolution.
+            Default: ``1``
+        padding (int or tuple, optional): ``dilation * (kernel - 1) - padding`` zeros are
+            implicitly added on both sides of each spatial dimension, i.e. ``padding`` is
+            removed from each side of the output. Default: ``0``
+        output_padding (int or tuple, optional): extra size added to one side of each output
+            dimension (to choose among the sizes a strided convolution maps to the same
+            input size); must be smaller than the stride or the dilation. Default: ``0``
+        groups (int, optional): split the channels into this many independent groups.
+            Default: ``1``
+        dilation (int or tuple, optional): the spacing between kernel elements.
+            Default: ``1``
+
+    Shape:
+        - Input: ``(N, C_in, H, W)`` or unbatched ``(C_in, H, W)``.
+        - Weight: ``(C_in, out_channels / groups, kH, kW)``.
+        - Output: ``(N, out_channels, H_out, W_out)``, each spatial size
+          ``(in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1``.
+
+    Example::
+
+        >>> x = eager.randn(2, 4, 5, 5)
+        >>> F.conv_transpose2d(x, eager.randn(4, 8, 3, 3), stride=2, padding=1,
+        ...                    output_padding=1).shape
+        eager.Size([2, 8, 10, 10])
+        >>> F.conv_transpose2d(eager.ones(1, 1, 2, 2), eager.ones(1, 1, 2, 2))
+        tensor([[[[1., 2., 1.],
+                  [2., 4., 2.],
+                  [1., 2., 1.]]]])
+    """
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
                            dilation, 2, "conv_transpose2d")
 
 
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups: int = 1, dilation=1):
+    """Applies a 3-D transposed convolution, the adjoint of ``conv3d``.
+
+    It is the gradient of ``conv3d`` with respect to its input (sometimes called a
+    fractionally strided convolution or "deconvolution").  ``input``, ``weight`` and
+    ``bias`` must share one floating dtype.  String ``padding`` (``"same"``/``"valid"``)
+    is not accepted, as in PyTorch.
+
+    Args:
+        input (Tensor): the input, ``(N, C_in, D, H, W)`` or unbatched ``(C_in, D, H, W)``.
+        weight (Tensor): the filters, ``(C_in, out_channels / groups, kD, kH, kW)``.
+        bias (Tensor, optional): added per output channel, ``(out_channels,)``.
+            Default: ``None``
+        stride (int or tuple, optional): the stride of the matching convolution.
+            Default: ``1``
+        padding (int or tuple, optional): ``dilation * (kernel - 1) - padding`` zeros are
+            implicitly added on both sides of each spatial dimension, i.e. ``padding`` is
+            removed from each side of the output. Default: ``0``
+        output_padding (int or tuple, optional): extra size added to one side of each output
+            dimension (to choose among the sizes a strided convolution maps to the same
+            input size); must be smaller than the stride or the dilation. Default: ``0``
+        groups (int, optional): split the channels into this many independent groups.
+            Default: ``1``
+        dilation (int or tuple, optional): the spacing between kernel elements.
+            Default: ``1``
+
+    Shape:
+        - Input: ``(N, C_in, D, H, W)`` or unbatched ``(C_in, D, H, W)``.
+        - Weight: ``(C_in, out_channels / groups, kD, kH, kW)``.
+        - Output: ``(N, out_channels, D_out, H_out, W_out)``, each spatial size
+          ``(in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1``.
+
+    Example::
+
+        >>> x = eager.randn(1, 2, 3, 3, 3)
+        >>> F.conv_transpose3d(x, eager.randn(2, 4, 2, 2, 2), stride=2).shape
+        eager.Size([1, 4, 6, 6, 6])
+    """
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
                            dilation, 3, "conv_transpose3d")
 
@@ -274,8 +486,36 @@ def _window_args(name, kernel_size, dilation, padding, stride) -> tuple:
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
-    """Extract sliding local blocks: ``(N, C, H, W) -> (N, C * kH * kW, L)`` (also
-    unbatched ``(C, H, W) -> (C * kH * kW, L)``)."""
+    """Extracts sliding local blocks of a 4-D input as columns (``im2col``).
+
+    Each column holds one ``kH x kW`` window of every channel, flattened channel-major; the
+    columns run over the window positions row by row.  Only 4-D (or unbatched 3-D) input is
+    supported, as in PyTorch.
+
+    Args:
+        input (Tensor): the input, ``(N, C, H, W)`` or unbatched ``(C, H, W)``.
+        kernel_size (int or tuple): the window size ``(kH, kW)``.
+        dilation (int or tuple, optional): the spacing between window elements.
+            Default: ``1``
+        padding (int or tuple, optional): zeros added on both sides of each spatial
+            dimension. Default: ``0``
+        stride (int or tuple, optional): the step between windows. Default: ``1``
+
+    Shape:
+        - Input: ``(N, C, H, W)`` or ``(C, H, W)``.
+        - Output: ``(N, C * kH * kW, L)`` or ``(C * kH * kW, L)``, ``L`` being the number of
+          window positions.
+
+    Example::
+
+        >>> F.unfold(eager.arange(9.).reshape(1, 1, 3, 3), kernel_size=2)
+        tensor([[[0., 1., 3., 4.],
+                 [1., 2., 4., 5.],
+                 [3., 4., 6., 7.],
+                 [4., 5., 7., 8.]]])
+        >>> F.unfold(eager.randn(2, 3, 5, 5), (2, 3), padding=1).shape
+        eager.Size([2, 18, 30])
+    """
     k, d, pads, s, p = _window_args("unfold", kernel_size, dilation, padding, stride)
     if input.ndim not in (3, 4) or any(v == 0 for v in input.shape[1:]):
         raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and "
@@ -291,8 +531,31 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
-    """Combine sliding local blocks into a tensor, summing overlaps: ``(N, C * kH * kW, L)
-    -> (N, C, *output_size)``; the adjoint of :func:`unfold`."""
+    """Combines sliding local blocks (columns) into a 4-D tensor, summing where blocks overlap
+    (``col2im``, the adjoint of :func:`unfold`).
+
+    Args:
+        input (Tensor): the blocks, ``(N, C * kH * kW, L)`` or unbatched
+            ``(C * kH * kW, L)``, ``L`` matching the number of window positions.
+        output_size (int or tuple): the spatial size ``(H, W)`` of the output.
+        kernel_size (int or tuple): the block size ``(kH, kW)``.
+        dilation (int or tuple, optional): the spacing between block elements.
+            Default: ``1``
+        padding (int or tuple, optional): the padding that ``unfold`` added (cut off here).
+            Default: ``0``
+        stride (int or tuple, optional): the step between blocks. Default: ``1``
+
+    Shape:
+        - Input: ``(N, C * kH * kW, L)`` or ``(C * kH * kW, L)``.
+        - Output: ``(N, C, H, W)`` or ``(C, H, W)``.
+
+    Example::
+
+        >>> F.fold(eager.ones(1, 4, 4), output_size=3, kernel_size=2)
+        tensor([[[[1., 2., 1.],
+                  [2., 4., 2.],
+                  [1., 2., 1.]]]])
+    """
     k, d, pads, s, p = _window_args("fold", kernel_size, dilation, padding, stride)
     size = ntuple(output_size, 2)
     if size is None:
