@@ -1,5 +1,7 @@
-"""Activation modules: ``ReLU``, ``GELU``, ``Tanh``, ``Sigmoid``, ``SiLU``, ``LeakyReLU``,
-``ELU``, ``Softplus``, ``Softmax``, ``LogSoftmax``."""
+"""Activation modules: the elementwise nonlinearities (``ReLU``, ``GELU``, ``Tanh``,
+``Sigmoid``, ``SiLU``, ``LeakyReLU``, ``ELU``, ``Softplus``, ``Hardtanh``, ``SELU``, ...),
+the softmax family (``Softmax``, ``LogSoftmax``, ``Softmin``, ``Softmax2d``), ``GLU`` and
+the learnable ``PReLU``; each is the matching ``F`` function as a layer."""
 
 from __future__ import annotations
 
