@@ -28,7 +28,26 @@ def _broadcast(x1, x2):
 
 
 def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None):
-    """``input / max(||input||_p, eps)`` along ``dim``."""
+    """Divides ``input`` by its ``p``-norm along ``dim``: ``x / max(||x||_p, eps)``.
+
+    Args:
+        input (Tensor): the input, of any shape.
+        p (float, optional): the exponent of the norm. Default: ``2.0``
+        dim (int, optional): the dimension to normalize along. Default: ``1``
+        eps (float, optional): the smallest divisor, so zero vectors stay zero.
+            Default: ``1e-12``
+        out (Tensor, optional): a tensor to copy the result into (and return).
+            Default: ``None``
+
+    Example::
+
+        >>> F.normalize(eager.tensor([[3.0, 4.0], [0.0, 0.0]]))
+        tensor([[0.6000, 0.8000],
+                [0.0000, 0.0000]])
+        >>> F.normalize(eager.tensor([[3.0, 4.0], [1.0, 1.0]]), p=1.0, dim=1)
+        tensor([[0.4286, 0.5714],
+                [0.5000, 0.5000]])
+    """
     denom = _ew.clamp(_red.norm(input, p, dim, keepdim=True), min=eps)
     result = _ew.div(input, denom)
     if out is not None:
@@ -44,8 +63,31 @@ def _clamped_norm(x, dim: int, eps: float):
 
 
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
-    """``sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps))`` along ``dim`` (after
-    broadcasting ``x1`` and ``x2``)."""
+    """Cosine similarity of ``x1`` and ``x2`` along ``dim``:
+    ``sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps))``.
+
+    ``x1`` and ``x2`` are broadcast to a common shape first; ``dim`` is then removed.
+    The ``eps`` clamp changes the value only (the gradient is that of the plain norms), as
+    in PyTorch.
+
+    Args:
+        x1 (Tensor): the first input.
+        x2 (Tensor): the second input, broadcastable with ``x1``.
+        dim (int, optional): the dimension to compare along. Default: ``1``
+        eps (float, optional): the smallest norm used as a divisor. Default: ``1e-8``
+
+    Shape:
+        - x1, x2: ``(*1, D, *2)``, broadcastable to each other.
+        - Output: ``(*1, *2)``, the broadcast shape without ``dim``.
+
+    Example::
+
+        >>> a = eager.tensor([[1.0, 0.0], [1.0, 1.0]])
+        >>> F.cosine_similarity(a, eager.tensor([[1.0, 0.0], [-1.0, 1.0]]))
+        tensor([1., 0.])
+        >>> F.cosine_similarity(eager.randn(4, 3), eager.randn(1, 3)).shape
+        eager.Size([4])
+    """
     x1, x2 = _broadcast(x1, x2)
     d = _wrap_dim(dim, x1.ndim, "cosine_similarity")
     a = _ew.div(x1, _clamped_norm(x1, d, eps))
@@ -54,7 +96,31 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
 
 
 def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
-    """``||x1 - x2 + eps||_p`` over the last dimension."""
+    """The ``p``-norm distance between ``x1`` and ``x2`` over the last dimension:
+    ``||x1 - x2 + eps||_p``.
+
+    ``eps`` is added to the difference (as PyTorch) to keep the gradient finite where
+    ``x1 == x2``; identical rows therefore give a small positive distance.
+
+    Args:
+        x1 (Tensor): the first input, ``(N, D)`` or ``(D)``.
+        x2 (Tensor): the second input, broadcastable with ``x1``.
+        p (float, optional): the exponent of the norm. Default: ``2.0``
+        eps (float, optional): added to the difference. Default: ``1e-6``
+        keepdim (bool, optional): keep the last dimension (with size 1). Default: ``False``
+
+    Shape:
+        - x1, x2: ``(N, D)`` or ``(D)``, broadcastable.
+        - Output: ``(N)`` or ``()``; ``(N, 1)`` or ``(1)`` with ``keepdim``.
+
+    Example::
+
+        >>> x1 = eager.tensor([[0.0, 0.0], [1.0, 1.0]])
+        >>> F.pairwise_distance(x1, eager.tensor([[3.0, 4.0], [1.0, 2.0]]), eps=0.0)
+        tensor([5., 1.])
+        >>> F.pairwise_distance(eager.tensor([[0.0, 0.0]]), eager.tensor([[3.0, 4.0]]), p=1.0)
+        tensor([7.0000])
+    """
     diff = _ew.add(_ew.sub(x1, x2), eps)
     if diff.ndim == 0:  # a scalar's norm over its only "dimension"
         return _red.norm(reshape(diff, (1,)), p, 0)

@@ -51,14 +51,65 @@ def _feature_dropout(input, p, training, inplace, nsp: int, name: str):
 
 
 def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
-    """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` input with probability ``p``,
-    scaling the rest by ``1 / (1 - p)``."""
+    """Channel-wise dropout over ``(N, C, L)`` input: zeroes whole channels at random.
+
+    Each channel of each sample is zeroed with probability ``p`` (one draw per
+    ``(sample, channel)`` from the default generator) and the kept ones are scaled by
+    ``1 / (1 - p)``.  With ``training=False`` or ``p=0``, ``input`` itself is returned.
+
+    Args:
+        input (Tensor): the input, ``(N, C, L)`` or unbatched ``(C, L)``.
+        p (float, optional): the probability of zeroing a channel, in ``[0, 1]`` (else
+            ``ValueError``). Default: ``0.5``
+        training (bool, optional): apply dropout; ``False`` returns ``input``. Default: ``True``
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Shape:
+        - Input: ``(N, C, L)`` or unbatched ``(C, L)``.
+        - Output: the shape of the input.
+
+    Example::
+
+        >>> y = F.dropout1d(eager.ones(2, 3, 4), 0.5)
+        >>> y.shape
+        eager.Size([2, 3, 4])
+        >>> bool((y.amax(-1) == y.amin(-1)).all())  # each channel all 0 or all 2
+        True
+    """
     return _feature_dropout(input, p, training, inplace, 1, "dropout1d")
 
 
 def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
-    """Zero whole channels of ``(N, C, H, W)`` or ``(C, H, W)`` input with probability ``p``.
-    A 3-D input is taken as ``(N, C, L)`` with a warning, as PyTorch does."""
+    """Channel-wise dropout over ``(N, C, H, W)`` input: zeroes whole channels at random.
+
+    Each channel of each sample is zeroed with probability ``p`` (one draw per
+    ``(sample, channel)`` from the default generator) and the kept ones are scaled by
+    ``1 / (1 - p)``.  With ``training=False`` or ``p=0``, ``input`` itself is returned.
+
+    A 3-D input is taken as ``(N, C, L)`` (1-D channel-wise dropout) with a
+    warning, as PyTorch currently does; use :func:`dropout1d` for that.
+
+    Args:
+        input (Tensor): the input, ``(N, C, H, W)`` or unbatched ``(C, H, W)``.
+        p (float, optional): the probability of zeroing a channel, in ``[0, 1]`` (else
+            ``ValueError``). Default: ``0.5``
+        training (bool, optional): apply dropout; ``False`` returns ``input``. Default: ``True``
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Shape:
+        - Input: ``(N, C, H, W)`` or unbatched ``(C, H, W)``.
+        - Output: the shape of the input.
+
+    Example::
+
+        >>> y = F.dropout2d(eager.ones(2, 3, 4, 4), 0.5)
+        >>> y.shape
+        eager.Size([2, 3, 4, 4])
+        >>> sorted(set(y.flatten().tolist()))
+        [0.0, 2.0]
+    """
     if input.ndim == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
                       "channel-wise 1D dropout behavior is desired - input is interpreted as "
@@ -72,7 +123,29 @@ def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
 
 
 def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
-    """Zero whole channels of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input."""
+    """Channel-wise dropout over ``(N, C, D, H, W)`` input: zeroes whole channels at random.
+
+    Each channel of each sample is zeroed with probability ``p`` (one draw per
+    ``(sample, channel)`` from the default generator) and the kept ones are scaled by
+    ``1 / (1 - p)``.  With ``training=False`` or ``p=0``, ``input`` itself is returned.
+
+    Args:
+        input (Tensor): the input, ``(N, C, D, H, W)`` or unbatched ``(C, D, H, W)``.
+        p (float, optional): the probability of zeroing a channel, in ``[0, 1]`` (else
+            ``ValueError``). Default: ``0.5``
+        training (bool, optional): apply dropout; ``False`` returns ``input``. Default: ``True``
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Shape:
+        - Input: ``(N, C, D, H, W)`` or unbatched ``(C, D, H, W)``.
+        - Output: the shape of the input.
+
+    Example::
+
+        >>> F.dropout3d(eager.ones(1, 4, 2, 2, 2), 0.5).shape
+        eager.Size([1, 4, 2, 2, 2])
+    """
     return _feature_dropout(input, p, training, inplace, 3, "dropout3d")
 
 
@@ -97,19 +170,80 @@ def _alpha(input, p, training, inplace, mshape, name):
 
 
 def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
-    """Dropout that keeps SELU's self-normalizing mean and variance."""
+    """Dropout for self-normalizing (SELU) networks: keeps the input's mean and variance.
+
+    Dropped elements are set to SELU's negative saturation value and the result is then scaled
+    and shifted so that, for zero-mean unit-variance input, the mean and variance are kept.
+    Note that ``training`` defaults to ``False`` here, as in PyTorch's functional form: without
+    ``training=True`` the input is returned unchanged.
+
+    Args:
+        input (Tensor): the input, of any shape.
+        p (float, optional): the probability of dropping an element, in ``[0, 1]`` (else
+            ``ValueError``). Default: ``0.5``
+        training (bool, optional): apply dropout. Default: ``False``
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Example::
+
+        >>> x = eager.ones(4)
+        >>> F.alpha_dropout(x, 0.5) is x
+        True
+        >>> F.alpha_dropout(eager.randn(3, 5), 0.2, training=True).shape
+        eager.Size([3, 5])
+    """
     return _alpha(input, p, training, inplace, lambda x: tuple(x.shape), "alpha_dropout_")
 
 
 def feature_alpha_dropout(input, p: float = 0.5, training: bool = False,
                           inplace: bool = False):
-    """``alpha_dropout`` dropping whole channels (dimension 1)."""
+    """Alpha dropout of whole channels (dimension 1), for SELU networks.
+
+    Dropped channels are set to SELU's negative saturation value and the result is then scaled
+    and shifted so that, for zero-mean unit-variance input, the mean and variance are kept.
+    Note that ``training`` defaults to ``False`` here, as in PyTorch's functional form: without
+    ``training=True`` the input is returned unchanged.
+
+    Args:
+        input (Tensor): the input, ``(N, C, *)``.
+        p (float, optional): the probability of dropping a channel, in ``[0, 1]`` (else
+            ``ValueError``). Default: ``0.5``
+        training (bool, optional): apply dropout. Default: ``False``
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Example::
+
+        >>> y = F.feature_alpha_dropout(eager.ones(2, 3, 4), 0.5, training=True)
+        >>> bool((y.amax(-1) == y.amin(-1)).all())  # one value per channel
+        True
+    """
     return _alpha(input, p, training, inplace,
                   lambda x: tuple(x.shape[:2]) + (1,) * (x.ndim - 2), "feature_alpha_dropout_")
 
 
 def pixel_shuffle(input, upscale_factor: int):
-    """``(*, C * r^2, H, W)`` to ``(*, C, H * r, W * r)``."""
+    """Rearranges ``(*, C * r**2, H, W)`` to ``(*, C, H * r, W * r)``, moving channel blocks into
+    spatial ``r x r`` blocks (sub-pixel upsampling).
+
+    Args:
+        input (Tensor): the input, at least 3-D, its channel dimension (``-3``) divisible by
+            ``upscale_factor ** 2``.
+        upscale_factor (int): the factor ``r`` to enlarge each spatial dimension by.
+
+    Shape:
+        - Input: ``(*, C * r**2, H, W)``.
+        - Output: ``(*, C, H * r, W * r)``.
+
+    Example::
+
+        >>> F.pixel_shuffle(eager.arange(8.).reshape(1, 4, 1, 2), 2)
+        tensor([[[[0., 2., 1., 3.],
+                  [4., 6., 5., 7.]]]])
+        >>> F.pixel_shuffle(eager.randn(1, 8, 3, 3), 2).shape
+        eager.Size([1, 2, 6, 6])
+    """
     r = int(upscale_factor)
     if input.ndim < 3:
         raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but "
@@ -130,7 +264,26 @@ def pixel_shuffle(input, upscale_factor: int):
 
 
 def pixel_unshuffle(input, downscale_factor: int):
-    """``(*, C, H * r, W * r)`` to ``(*, C * r^2, H, W)``."""
+    """Rearranges ``(*, C, H * r, W * r)`` to ``(*, C * r**2, H, W)``: the inverse of
+    :func:`pixel_shuffle`.
+
+    Args:
+        input (Tensor): the input, at least 3-D, its height and width divisible by
+            ``downscale_factor``.
+        downscale_factor (int): the factor ``r`` to shrink each spatial dimension by.
+
+    Shape:
+        - Input: ``(*, C, H * r, W * r)``.
+        - Output: ``(*, C * r**2, H, W)``.
+
+    Example::
+
+        >>> F.pixel_unshuffle(eager.randn(1, 2, 6, 6), 3).shape
+        eager.Size([1, 18, 2, 2])
+        >>> x = eager.arange(8.).reshape(1, 4, 1, 2)
+        >>> bool((F.pixel_unshuffle(F.pixel_shuffle(x, 2), 2) == x).all())
+        True
+    """
     r = int(downscale_factor)
     if input.ndim < 3:
         raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "

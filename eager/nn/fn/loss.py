@@ -24,10 +24,36 @@ def _legacy(size_average, reduce) -> str:
 
 def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean",
            log_target: bool = False):
-    """Pointwise ``target * (log(target) - input)`` (0 where ``target`` is 0), or
-    ``exp(target) * (target - input)`` with ``log_target``; ``input`` holds
-    log-probabilities.  ``'batchmean'`` divides the sum by the batch size (the KL
-    divergence); ``'mean'`` divides by the number of elements and warns, as PyTorch."""
+    """Kullback-Leibler divergence loss: ``input`` holds log-probabilities, ``target``
+    probabilities (or log-probabilities with ``log_target``).
+
+    The elementwise loss is ``target * (log(target) - input)`` (0 where ``target`` is 0), or
+    ``exp(target) * (target - input)`` with ``log_target=True``.  ``"batchmean"`` (the sum
+    divided by the batch size, ``input.shape[0]``) gives the actual KL divergence;
+    ``"mean"`` divides by the number of elements and warns, as PyTorch.
+
+    Args:
+        input (Tensor): log-probabilities, of any shape.
+        target (Tensor): probabilities (or log-probabilities), of the input's shape.
+        size_average (bool, optional): deprecated (use ``reduction``). Default: ``None``
+        reduce (bool, optional): deprecated (use ``reduction``). Default: ``None``
+        reduction (str, optional): ``"none"``, ``"batchmean"``, ``"sum"`` or ``"mean"``.
+            Default: ``"mean"``
+        log_target (bool, optional): ``target`` holds log-probabilities. Default: ``False``
+
+    Shape:
+        - Input: ``(*)``; Target: ``(*)``, the same shape.
+        - Output: a scalar, or the input's shape with ``reduction="none"``.
+
+    Example::
+
+        >>> logq = eager.tensor([[0.25, 0.75]]).log()
+        >>> F.kl_div(logq, eager.tensor([[0.5, 0.5]]), reduction="batchmean")
+        tensor(0.1438)
+        >>> F.kl_div(logq, eager.tensor([[0.5, 0.5]]).log(), reduction="batchmean",
+        ...          log_target=True)
+        tensor(0.1438)
+    """
     if size_average is not None or reduce is not None:
         reduction = _legacy(size_average, reduce)
     input, target = _autocast("kl_div", input, target)
