@@ -45,9 +45,42 @@ def _update_running(running_mean, running_var, mu, var, momentum, n: int) -> Non
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5):
-    """Normalize each channel (dimension 1) over the batch and spatial dimensions with the
-    batch's statistics (``training``; the running statistics, when given, are updated in
-    place) or with ``running_mean``/``running_var``."""
+    """Batch normalization: normalizes each channel (dimension 1) over the batch and spatial
+    dimensions, then applies an optional per-channel affine map.
+
+    With ``training=True`` the batch's own mean and (biased) variance are used, and
+    ``running_mean``/``running_var``, when both are given, are updated in place:
+    ``running = (1 - momentum) * running + momentum * batch_stat`` (the unbiased variance,
+    as PyTorch).  With ``training=False`` the running statistics are used instead and must
+    be given.
+
+    Args:
+        input (Tensor): the input, ``(N, C, *)``, at least 2-D.
+        running_mean (Tensor or None): the running mean, ``(C,)``.
+        running_var (Tensor or None): the running variance, ``(C,)``.
+        weight (Tensor, optional): the per-channel scale, ``(C,)``. Default: ``None``
+        bias (Tensor, optional): the per-channel shift, ``(C,)``. Default: ``None``
+        training (bool, optional): use batch statistics (and update the running ones).
+            Default: ``False``
+        momentum (float, optional): the weight of the batch statistics in the update;
+            ``None`` leaves the running statistics unchanged here (PyTorch's cumulative
+            average is up to the caller, as ``nn.BatchNorm*`` does). Default: ``0.1``
+        eps (float, optional): added to the variance for stability. Default: ``1e-5``
+
+    Shape:
+        - Input: ``(N, C)`` or ``(N, C, *)``.
+        - Output: the shape of the input.
+
+    Example::
+
+        >>> x = eager.tensor([[1.0, 2.0], [3.0, 6.0]])
+        >>> rm, rv = eager.zeros(2), eager.ones(2)
+        >>> F.batch_norm(x, rm, rv, training=True)
+        tensor([[-1.0000, -1.0000],
+                [ 1.0000,  1.0000]])
+        >>> rm, rv
+        (tensor([0.2000, 0.4000]), tensor([1.1000, 1.7000]))
+    """
     nd = input.ndim
     if nd < 2:
         raise ValueError(f"batch_norm: expected at least 2D input (got {nd}D input)")
@@ -79,9 +112,35 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5):
-    """Normalize each channel of each sample over its spatial dimensions.  With
-    ``use_input_stats`` and running statistics given, these are updated with the batch
-    average of the per-sample statistics; without it they normalize instead."""
+    """Instance normalization: normalizes each channel of each sample over its spatial
+    dimensions, then applies an optional per-channel affine map.
+
+    With ``use_input_stats`` (the default) each ``(sample, channel)`` slice uses its own
+    mean and biased variance, and ``running_mean``/``running_var``, when both are given,
+    are updated in place with the batch average of those statistics.  Without it, the
+    running statistics normalize instead and must be given.
+
+    Args:
+        input (Tensor): the input, ``(N, C, *)`` with at least one spatial dimension.
+        running_mean (Tensor, optional): the running mean, ``(C,)``. Default: ``None``
+        running_var (Tensor, optional): the running variance, ``(C,)``. Default: ``None``
+        weight (Tensor, optional): the per-channel scale, ``(C,)``. Default: ``None``
+        bias (Tensor, optional): the per-channel shift, ``(C,)``. Default: ``None``
+        use_input_stats (bool, optional): use each instance's statistics. Default: ``True``
+        momentum (float, optional): the weight of the new statistics in the running update.
+            Default: ``0.1``
+        eps (float, optional): added to the variance for stability. Default: ``1e-5``
+
+    Shape:
+        - Input: ``(N, C, *)``, at least 3-D (no unbatched form here).
+        - Output: the shape of the input.
+
+    Example::
+
+        >>> F.instance_norm(eager.tensor([[[1.0, 3.0], [2.0, 2.0]]]))
+        tensor([[[-1.0000,  1.0000],
+                 [ 0.0000,  0.0000]]])
+    """
     nd = input.ndim
     if nd < 3:
         raise ValueError(f"instance_norm: expected input with a batch, a channel and at least "
@@ -111,8 +170,30 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
-    """Split the channels into ``num_groups`` groups and normalize each group of each
-    sample over its channels and spatial positions; ``weight``/``bias`` are per channel."""
+    """Group normalization: splits the channels into ``num_groups`` groups and normalizes each
+    group of each sample over its channels and spatial positions.
+
+    Uses the biased variance; ``weight`` and ``bias`` then apply per channel.  The result
+    does not depend on the batch size.
+
+    Args:
+        input (Tensor): the input, ``(N, C, *)``.
+        num_groups (int): the number of groups; must divide ``C``.
+        weight (Tensor, optional): the per-channel scale, ``(C,)``. Default: ``None``
+        bias (Tensor, optional): the per-channel shift, ``(C,)``. Default: ``None``
+        eps (float, optional): added to the variance for stability. Default: ``1e-5``
+
+    Shape:
+        - Input: ``(N, C, *)``.
+        - Output: the shape of the input.
+
+    Example::
+
+        >>> F.group_norm(eager.tensor([[1.0, 3.0, 5.0, 7.0]]), 2)
+        tensor([[-1.0000,  1.0000, -1.0000,  1.0000]])
+        >>> F.group_norm(eager.randn(2, 6, 4, 4), 3, weight=eager.ones(6)).shape
+        eager.Size([2, 6, 4, 4])
+    """
     nd = input.ndim
     if nd < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {nd}")

@@ -32,9 +32,43 @@ _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 
 def pad(input, pad, mode: str = "constant", value=None):
-    """Pad the last ``len(pad) // 2`` dimensions: ``pad`` lists ``(left, right)`` amounts
-    starting from the last dimension; negative amounts crop.  Non-constant modes pad the
-    last 1, 2 or 3 dimensions of a tensor with one or two more (batch, channel)."""
+    """Pads (or, with negative amounts, crops) the last ``len(pad) // 2`` dimensions of
+    ``input``.
+
+    ``pad`` lists ``(left, right)`` amounts starting from the last dimension:
+    ``(left, right)`` pads the last dimension, ``(left, right, top, bottom)`` the last two,
+    and so on.  Modes:
+
+    - ``"constant"``: fill with ``value``; any number of dimensions.
+    - ``"reflect"``: mirror without repeating the edge; each amount must be smaller than
+      that dimension's size.
+    - ``"replicate"``: repeat the edge element.
+    - ``"circular"``: wrap around; each amount at most the dimension's size.
+
+    The three non-constant modes pad the last 1, 2 or 3 dimensions of a tensor with one or
+    two more (channel, batch) dimensions, as in PyTorch.
+
+    Args:
+        input (Tensor): the input.
+        pad (sequence of ints): the amounts, an even number of them, at most
+            ``2 * input.ndim``.
+        mode (str, optional): ``"constant"``, ``"reflect"``, ``"replicate"`` or
+            ``"circular"``. Default: ``"constant"``
+        value (float, optional): the fill value of ``"constant"`` mode (``None`` is 0); other
+            modes accept only ``None`` or 0. Default: ``None``
+
+    Example::
+
+        >>> F.pad(eager.ones(2, 2), (1, 1, 0, 1), value=9.0)
+        tensor([[9., 1., 1., 9.],
+                [9., 1., 1., 9.],
+                [9., 9., 9., 9.]])
+        >>> x = eager.arange(4.).reshape(1, 1, 4)
+        >>> F.pad(x, (2, 1), mode="reflect")
+        tensor([[[2., 1., 0., 1., 2., 3., 2.]]])
+        >>> F.pad(x, (2, 1), mode="circular")
+        tensor([[[2., 3., 0., 1., 2., 3., 0.]]])
+    """
     pad = [int(p) for p in pad]
     nd = input.ndim
     if len(pad) % 2:
@@ -192,10 +226,44 @@ def _linear_matrix(size: int, out: int, scale, align_corners: bool, dtype) -> np
 
 def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
                 align_corners=None, recompute_scale_factor=None, antialias: bool = False):
-    """Resample the spatial dimensions of ``(N, C, *spatial)`` input to ``size`` or by
-    ``scale_factor`` (output size ``floor(in * scale_factor)``).
+    """Resamples the spatial dimensions of ``(N, C, *spatial)`` input to ``size`` or by
+    ``scale_factor``.
 
-    >>> F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)
+    Supported modes: ``"nearest"`` (PyTorch's legacy nearest neighbour, source index
+    ``floor(i * scale)``), ``"nearest-exact"`` (sampling at pixel centres),
+    ``"linear"`` (3-D input), ``"bilinear"`` (4-D), ``"trilinear"`` (5-D) and ``"area"``
+    (adaptive average pooling).  ``"bicubic"`` and ``antialias=True`` are not
+    supported here and raise ``NotImplementedError``.
+
+    Args:
+        input (Tensor): the input, ``(N, C, W)``, ``(N, C, H, W)`` or ``(N, C, D, H, W)``.
+        size (int or tuple of ints, optional): the output spatial size. Default: ``None``
+        scale_factor (float or tuple of floats, optional): the multiplier of each spatial
+            size (the output size is ``floor(in * scale_factor)``); give exactly one of
+            ``size`` and ``scale_factor``. Default: ``None``
+        mode (str, optional): the resampling algorithm (see above). Default: ``"nearest"``
+        align_corners (bool, optional): for the linear modes only: align the corner pixels'
+            centres of input and output (``True``) or their outer edges (``False``). Setting
+            it for other modes raises ``ValueError``. Default: ``None`` (``False``)
+        recompute_scale_factor (bool, optional): compute the interpolation from the input
+            and output sizes rather than the given ``scale_factor``. Default: ``None``
+        antialias (bool, optional): not supported (``True`` raises). Default: ``False``
+
+    Shape:
+        - Input: ``(N, C, *spatial)``, 1 to 3 spatial dimensions.
+        - Output: ``(N, C, *out_spatial)``.
+
+    Example::
+
+        >>> x = eager.tensor([[[1.0, 2.0]]])
+        >>> F.interpolate(x, scale_factor=2)
+        tensor([[[1., 1., 2., 2.]]])
+        >>> F.interpolate(x, scale_factor=2, mode="linear")
+        tensor([[[1.0000, 1.2500, 1.7500, 2.0000]]])
+        >>> F.interpolate(x, size=4, mode="linear", align_corners=True)
+        tensor([[[1.0000, 1.3333, 1.6667, 2.0000]]])
+        >>> F.interpolate(eager.randn(2, 3, 8, 8), scale_factor=0.5, mode="bilinear").shape
+        eager.Size([2, 3, 4, 4])
     """
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
@@ -233,7 +301,22 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
 
 
 def upsample(input, size=None, scale_factor=None, mode: str = "nearest", align_corners=None):
-    """Deprecated alias of :func:`interpolate` (as in PyTorch)."""
+    """Deprecated alias of :func:`interpolate` (warns), as in PyTorch.
+
+    Args:
+        input (Tensor): the input, ``(N, C, *spatial)``.
+        size (int or tuple of ints, optional): the output spatial size. Default: ``None``
+        scale_factor (float or tuple of floats, optional): the multiplier of each spatial
+            size. Default: ``None``
+        mode (str, optional): the resampling algorithm, as in :func:`interpolate`.
+            Default: ``"nearest"``
+        align_corners (bool, optional): as in :func:`interpolate`. Default: ``None``
+
+    Example::
+
+        >>> F.upsample(eager.tensor([[[1.0, 2.0]]]), scale_factor=2)
+        tensor([[[1., 1., 2., 2.]]])
+    """
     warnings.warn("`nn.functional.upsample` is deprecated. Use nn.functional.interpolate "
                   "instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode, align_corners)
