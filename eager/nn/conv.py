@@ -124,7 +124,55 @@ class _Conv(_ConvNd):
 
 
 class Conv1d(_Conv):
-    """1-D convolution over ``(N, C_in, L)``; weight ``(C_out, C_in / groups, k)``."""
+    """Applies a 1-D convolution over an input of several channels.
+
+    As in PyTorch this is a cross-correlation (the kernel is not flipped): output channel ``j``
+    is ``bias[j]`` plus the sum, over the input channels of its group, of each channel
+    correlated with its kernel ``weight[j, i]``. With ``groups=g`` the channels are split into
+    ``g`` groups convolved independently (``groups=in_channels``: a depthwise convolution).
+    Only floating-point inputs are accepted, of the same dtype as the weight.
+
+    Args:
+        in_channels (int): number of channels of the input.
+        out_channels (int): number of channels the layer produces.
+        kernel_size (int or tuple): size of the kernel.
+        stride (int or tuple): step of the kernel. Default: ``1``.
+        padding (int, tuple or str): padding added on both sides of each spatial dimension, or
+            ``"valid"`` (none) or ``"same"`` (the output keeps the input size; only with
+            ``stride=1``, and with the extra element on the right when the total is odd).
+            Default: ``0``.
+        dilation (int or tuple): spacing between kernel elements. Default: ``1``.
+        groups (int): number of blocked connections from input to output channels; must divide
+            both ``in_channels`` and ``out_channels``. Default: ``1``.
+        bias (bool): if ``True``, add a learnable bias. Default: ``True``.
+        padding_mode (str): how to pad: ``"zeros"``, ``"reflect"``, ``"replicate"`` or
+            ``"circular"`` (the last three pad with ``F.pad`` first). Default: ``"zeros"``.
+        device, dtype: accepted as PyTorch's (the CPU is the only device).
+
+    Shape:
+        - Input: ``(N, C_in, L_in)`` or ``(C_in, L_in)``.
+        - Output: ``(N, C_out, L_out)`` or ``(C_out, L_out)``, with
+          ``L_out = floor((L_in + 2 * padding - dilation * (kernel_size - 1) - 1)
+          / stride + 1)``.
+
+    Attributes:
+        weight: ``(out_channels, in_channels / groups, kernel_size)``, initialized from
+            ``U(-sqrt(k), sqrt(k))`` with ``k = 1 / (in_channels / groups * prod(kernel_size))``
+            (Kaiming uniform with ``a = sqrt(5)``, as PyTorch).
+        bias: ``(out_channels,)``, from the same distribution.
+
+    Example::
+
+        >>> m = nn.Conv1d(16, 33, 3, stride=2)
+        >>> m(eager.randn(20, 16, 50)).shape
+        eager.Size([20, 33, 24])
+        >>> m = nn.Conv1d(4, 8, 5, padding="same", padding_mode="circular")
+        >>> m(eager.randn(2, 4, 10)).shape
+        eager.Size([2, 8, 10])
+        >>> m.weight.shape
+        eager.Size([8, 4, 5])
+    """
+
     _functional = staticmethod(F.conv1d)
     _nsp = 1
 
@@ -167,6 +215,53 @@ class Conv2d(_Conv):
 
 
 class Conv3d(_Conv):
+    """Applies a 3-D convolution over an input of several channels.
+
+    As in PyTorch this is a cross-correlation (the kernel is not flipped): output channel ``j``
+    is ``bias[j]`` plus the sum, over the input channels of its group, of each channel
+    correlated with its kernel ``weight[j, i]``. With ``groups=g`` the channels are split into
+    ``g`` groups convolved independently (``groups=in_channels``: a depthwise convolution).
+    Only floating-point inputs are accepted, of the same dtype as the weight.
+
+    Args:
+        in_channels (int): number of channels of the input.
+        out_channels (int): number of channels the layer produces.
+        kernel_size (int or tuple): size of the kernel (an int is used for all 3 dimensions).
+        stride (int or tuple): step of the kernel. Default: ``1``.
+        padding (int, tuple or str): padding added on both sides of each spatial dimension, or
+            ``"valid"`` (none) or ``"same"`` (the output keeps the input size; only with
+            ``stride=1``, and with the extra element on the right when the total is odd).
+            Default: ``0``.
+        dilation (int or tuple): spacing between kernel elements. Default: ``1``.
+        groups (int): number of blocked connections from input to output channels; must divide
+            both ``in_channels`` and ``out_channels``. Default: ``1``.
+        bias (bool): if ``True``, add a learnable bias. Default: ``True``.
+        padding_mode (str): how to pad: ``"zeros"``, ``"reflect"``, ``"replicate"`` or
+            ``"circular"`` (the last three pad with ``F.pad`` first). Default: ``"zeros"``.
+        device, dtype: accepted as PyTorch's (the CPU is the only device).
+
+    Shape:
+        - Input: ``(N, C_in, D_in, H_in, W_in)`` or ``(C_in, D_in, H_in, W_in)``.
+        - Output: ``(N, C_out, D_out, H_out, W_out)`` or ``(C_out, D_out, H_out, W_out)``, with
+          ``D_out = floor((D_in + 2 * padding[0] - dilation[0] * (kernel_size[0] - 1) - 1)
+          / stride[0] + 1)``, and ``H_out`` and ``W_out`` likewise.
+
+    Attributes:
+        weight: ``(out_channels, in_channels / groups, kD, kH, kW)``, initialized from
+            ``U(-sqrt(k), sqrt(k))`` with ``k = 1 / (in_channels / groups * prod(kernel_size))``
+            (Kaiming uniform with ``a = sqrt(5)``, as PyTorch).
+        bias: ``(out_channels,)``, from the same distribution.
+
+    Example::
+
+        >>> m = nn.Conv3d(16, 33, 3, stride=2)
+        >>> m(eager.randn(20, 16, 10, 50, 100)).shape
+        eager.Size([20, 33, 4, 24, 49])
+        >>> m = nn.Conv3d(16, 33, (3, 5, 2), stride=(2, 1, 1), padding=(4, 2, 0))
+        >>> m(eager.randn(20, 16, 10, 50, 100)).shape
+        eager.Size([20, 33, 8, 50, 99])
+    """
+
     _functional = staticmethod(F.conv3d)
     _nsp = 3
 
@@ -212,17 +307,195 @@ class _ConvTranspose(_ConvNd):
 
 
 class ConvTranspose1d(_ConvTranspose):
+    """Applies a 1-D transposed convolution over an input of several channels.
+
+    This is the gradient of :class:`Conv1d` with respect to its input (sometimes called a
+    fractionally-strided convolution or, loosely, a deconvolution): each input element scatters
+    a copy of the kernel, scaled by its value, into the output, ``stride`` positions apart.
+    ``padding`` crops the output on each side, so that a ``Conv1d`` and a
+    ``ConvTranspose1d`` with the same arguments have inverse shapes. As a strided
+    convolution maps several input sizes to one output size, ``output_padding`` (or the
+    ``output_size`` argument of ``forward``) picks which one to produce. Only floating-point
+    inputs are accepted, of the same dtype as the weight.
+
+    ``forward(input, output_size=None)``: ``output_size`` (the full size or only the spatial
+    sizes) sets ``output_padding`` for that call; a size that cannot be reached raises
+    ``ValueError``.
+
+    Args:
+        in_channels (int): number of channels of the input.
+        out_channels (int): number of channels the layer produces.
+        kernel_size (int or tuple): size of the kernel.
+        stride (int or tuple): step of the kernel in the output. Default: ``1``.
+        padding (int or tuple): the output is cropped by this much on both sides of each
+            spatial dimension (``dilation * (kernel_size - 1) - padding`` zero padding of the
+            input, in terms of a direct convolution). Strings (``"same"``, ``"valid"``) are
+            not supported: the forward raises ``RuntimeError``. Default: ``0``.
+        output_padding (int or tuple): extra size added on one side (the end) of each spatial
+            dimension of the output; must be smaller than ``stride`` or than ``dilation``.
+            Default: ``0``.
+        groups (int): number of blocked connections from input to output channels; must divide
+            both ``in_channels`` and ``out_channels``. Default: ``1``.
+        bias (bool): if ``True``, add a learnable bias. Default: ``True``.
+        dilation (int or tuple): spacing between kernel elements. Default: ``1``.
+        padding_mode (str): only ``"zeros"`` is supported (as in PyTorch); another value
+            raises ``ValueError``. Default: ``"zeros"``.
+        device, dtype: accepted as PyTorch's (the CPU is the only device).
+
+    Shape:
+        - Input: ``(N, C_in, L_in)`` or ``(C_in, L_in)``.
+        - Output: ``(N, C_out, L_out)`` or ``(C_out, L_out)``, with
+          ``L_out = (L_in - 1) * stride - 2 * padding + dilation * (kernel_size - 1)
+          + output_padding + 1``.
+
+    Attributes:
+        weight: ``(in_channels, out_channels / groups, kernel_size)`` (note: input channels first),
+            initialized from ``U(-sqrt(k), sqrt(k))`` with
+            ``k = 1 / (out_channels / groups * prod(kernel_size))`` (Kaiming uniform with
+            ``a = sqrt(5)``, as PyTorch).
+        bias: ``(out_channels,)``, from the same distribution.
+
+    Example::
+
+        >>> m = nn.ConvTranspose1d(16, 33, 3, stride=2)
+        >>> m(eager.randn(20, 16, 50)).shape
+        eager.Size([20, 33, 101])
+        >>> m.weight.shape
+        eager.Size([16, 33, 3])
+    """
+
     _functional = staticmethod(F.conv_transpose1d)
     _nsp = 1
 
 
 class ConvTranspose2d(_ConvTranspose):
-    """Transposed 2-D convolution; weight ``(C_in, C_out / groups, kH, kW)``.  ``forward``
-    takes an optional ``output_size`` that picks the ``output_padding``."""
+    """Applies a 2-D transposed convolution over an input of several channels.
+
+    This is the gradient of :class:`Conv2d` with respect to its input (sometimes called a
+    fractionally-strided convolution or, loosely, a deconvolution): each input element scatters
+    a copy of the kernel, scaled by its value, into the output, ``stride`` positions apart.
+    ``padding`` crops the output on each side, so that a ``Conv2d`` and a
+    ``ConvTranspose2d`` with the same arguments have inverse shapes. As a strided
+    convolution maps several input sizes to one output size, ``output_padding`` (or the
+    ``output_size`` argument of ``forward``) picks which one to produce. Only floating-point
+    inputs are accepted, of the same dtype as the weight.
+
+    ``forward(input, output_size=None)``: ``output_size`` (the full size or only the spatial
+    sizes) sets ``output_padding`` for that call; a size that cannot be reached raises
+    ``ValueError``.
+
+    Args:
+        in_channels (int): number of channels of the input.
+        out_channels (int): number of channels the layer produces.
+        kernel_size (int or tuple): size of the kernel (an int is used for both dimensions).
+        stride (int or tuple): step of the kernel in the output. Default: ``1``.
+        padding (int or tuple): the output is cropped by this much on both sides of each
+            spatial dimension (``dilation * (kernel_size - 1) - padding`` zero padding of the
+            input, in terms of a direct convolution). Strings (``"same"``, ``"valid"``) are
+            not supported: the forward raises ``RuntimeError``. Default: ``0``.
+        output_padding (int or tuple): extra size added on one side (the end) of each spatial
+            dimension of the output; must be smaller than ``stride`` or than ``dilation``.
+            Default: ``0``.
+        groups (int): number of blocked connections from input to output channels; must divide
+            both ``in_channels`` and ``out_channels``. Default: ``1``.
+        bias (bool): if ``True``, add a learnable bias. Default: ``True``.
+        dilation (int or tuple): spacing between kernel elements. Default: ``1``.
+        padding_mode (str): only ``"zeros"`` is supported (as in PyTorch); another value
+            raises ``ValueError``. Default: ``"zeros"``.
+        device, dtype: accepted as PyTorch's (the CPU is the only device).
+
+    Shape:
+        - Input: ``(N, C_in, H_in, W_in)`` or ``(C_in, H_in, W_in)``.
+        - Output: ``(N, C_out, H_out, W_out)`` or ``(C_out, H_out, W_out)``, with
+          ``H_out = (H_in - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kernel_size[0] - 1)
+          + output_padding[0] + 1``, and ``W_out`` likewise.
+
+    Attributes:
+        weight: ``(in_channels, out_channels / groups, kH, kW)`` (note: input channels first),
+            initialized from ``U(-sqrt(k), sqrt(k))`` with
+            ``k = 1 / (out_channels / groups * prod(kernel_size))`` (Kaiming uniform with
+            ``a = sqrt(5)``, as PyTorch).
+        bias: ``(out_channels,)``, from the same distribution.
+
+    Example::
+
+        >>> m = nn.ConvTranspose2d(16, 33, (3, 5), stride=(2, 1), padding=(4, 2))
+        >>> m(eager.randn(20, 16, 50, 100)).shape
+        eager.Size([20, 33, 93, 100])
+        >>> down = nn.Conv2d(16, 16, 3, stride=2, padding=1)
+        >>> up = nn.ConvTranspose2d(16, 16, 3, stride=2, padding=1)
+        >>> x = eager.randn(1, 16, 12, 12)
+        >>> h = down(x)
+        >>> h.shape
+        eager.Size([1, 16, 6, 6])
+        >>> up(h).shape
+        eager.Size([1, 16, 11, 11])
+        >>> up(h, output_size=x.size()).shape
+        eager.Size([1, 16, 12, 12])
+    """
+
     _functional = staticmethod(F.conv_transpose2d)
     _nsp = 2
 
 
 class ConvTranspose3d(_ConvTranspose):
+    """Applies a 3-D transposed convolution over an input of several channels.
+
+    This is the gradient of :class:`Conv3d` with respect to its input (sometimes called a
+    fractionally-strided convolution or, loosely, a deconvolution): each input element scatters
+    a copy of the kernel, scaled by its value, into the output, ``stride`` positions apart.
+    ``padding`` crops the output on each side, so that a ``Conv3d`` and a
+    ``ConvTranspose3d`` with the same arguments have inverse shapes. As a strided
+    convolution maps several input sizes to one output size, ``output_padding`` (or the
+    ``output_size`` argument of ``forward``) picks which one to produce. Only floating-point
+    inputs are accepted, of the same dtype as the weight.
+
+    ``forward(input, output_size=None)``: ``output_size`` (the full size or only the spatial
+    sizes) sets ``output_padding`` for that call; a size that cannot be reached raises
+    ``ValueError``.
+
+    Args:
+        in_channels (int): number of channels of the input.
+        out_channels (int): number of channels the layer produces.
+        kernel_size (int or tuple): size of the kernel (an int is used for all 3 dimensions).
+        stride (int or tuple): step of the kernel in the output. Default: ``1``.
+        padding (int or tuple): the output is cropped by this much on both sides of each
+            spatial dimension (``dilation * (kernel_size - 1) - padding`` zero padding of the
+            input, in terms of a direct convolution). Strings (``"same"``, ``"valid"``) are
+            not supported: the forward raises ``RuntimeError``. Default: ``0``.
+        output_padding (int or tuple): extra size added on one side (the end) of each spatial
+            dimension of the output; must be smaller than ``stride`` or than ``dilation``.
+            Default: ``0``.
+        groups (int): number of blocked connections from input to output channels; must divide
+            both ``in_channels`` and ``out_channels``. Default: ``1``.
+        bias (bool): if ``True``, add a learnable bias. Default: ``True``.
+        dilation (int or tuple): spacing between kernel elements. Default: ``1``.
+        padding_mode (str): only ``"zeros"`` is supported (as in PyTorch); another value
+            raises ``ValueError``. Default: ``"zeros"``.
+        device, dtype: accepted as PyTorch's (the CPU is the only device).
+
+    Shape:
+        - Input: ``(N, C_in, D_in, H_in, W_in)`` or ``(C_in, D_in, H_in, W_in)``.
+        - Output: ``(N, C_out, D_out, H_out, W_out)`` or ``(C_out, D_out, H_out, W_out)``, with
+          ``D_out = (D_in - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kernel_size[0] - 1)
+          + output_padding[0] + 1``, and ``H_out`` and ``W_out`` likewise.
+
+    Attributes:
+        weight: ``(in_channels, out_channels / groups, kD, kH, kW)`` (note: input channels first),
+            initialized from ``U(-sqrt(k), sqrt(k))`` with
+            ``k = 1 / (out_channels / groups * prod(kernel_size))`` (Kaiming uniform with
+            ``a = sqrt(5)``, as PyTorch).
+        bias: ``(out_channels,)``, from the same distribution.
+
+    Example::
+
+        >>> m = nn.ConvTranspose3d(16, 33, 3, stride=2)
+        >>> m(eager.randn(20, 16, 10, 50, 100)).shape
+        eager.Size([20, 33, 21, 101, 201])
+        >>> m = nn.ConvTranspose3d(16, 33, (3, 5, 2), stride=(2, 1, 1), padding=(0, 4, 2))
+        >>> m(eager.randn(20, 16, 10, 50, 100)).shape
+        eager.Size([20, 33, 21, 46, 97])
+    """
+
     _functional = staticmethod(F.conv_transpose3d)
     _nsp = 3
