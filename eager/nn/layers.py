@@ -20,6 +20,29 @@ __all__ = ["Bilinear", "Dropout", "Embedding", "Flatten", "Identity", "Linear", 
 
 
 class Identity(Module):
+    """A placeholder layer that returns its input unchanged.
+
+    Useful to switch a layer off without changing the model's structure (e.g. replacing a
+    classifier head). It holds no parameters and returns the very same tensor object.
+
+    Args:
+        args (Any): any positional arguments; ignored.
+        kwargs (Any): any keyword arguments; ignored.
+
+    Shape:
+        - Input: ``(*)``, any shape.
+        - Output: ``(*)``, the input itself.
+
+    Example::
+
+        >>> m = nn.Identity(54, unused_argument=0.1)
+        >>> x = eager.randn(128, 20)
+        >>> m(x).shape
+        eager.Size([128, 20])
+        >>> m(x) is x
+        True
+    """
+
     def __init__(self, *args, **kwargs):
         super().__init__()
 
@@ -80,7 +103,36 @@ class Linear(Module):
 
 
 class Bilinear(Module):
-    """``y = x1^T A x2 + b``; weight ``(out_features, in1_features, in2_features)``."""
+    """Applies a bilinear transformation to two inputs: ``y = x1^T A x2 + b``.
+
+    Each output feature ``o`` is ``sum_ij x1[..., i] * weight[o, i, j] * x2[..., j] + bias[o]``.
+    The two inputs must have the same leading dimensions. This is ``F.bilinear``.
+
+    Args:
+        in1_features (int): size of each sample of the first input.
+        in2_features (int): size of each sample of the second input.
+        out_features (int): size of each output sample.
+        bias (bool): if ``False``, the layer learns no additive bias. Default: ``True``.
+        device, dtype: accepted as PyTorch's (the CPU is the only device).
+
+    Shape:
+        - Input1: ``(*, H_in1)`` with ``H_in1 = in1_features`` and any number of leading dims.
+        - Input2: ``(*, H_in2)`` with ``H_in2 = in2_features`` and the same leading dims.
+        - Output: ``(*, H_out)`` with ``H_out = out_features``.
+
+    Attributes:
+        weight: ``(out_features, in1_features, in2_features)``, initialized from
+            ``U(-sqrt(k), sqrt(k))`` with ``k = 1 / in1_features``.
+        bias: ``(out_features,)``, initialized from the same distribution.
+
+    Example::
+
+        >>> m = nn.Bilinear(20, 30, 40)
+        >>> m(eager.randn(128, 20), eager.randn(128, 30)).shape
+        eager.Size([128, 40])
+        >>> m(eager.randn(5, 7, 20), eager.randn(5, 7, 30)).shape
+        eager.Size([5, 7, 40])
+    """
 
     def __init__(self, in1_features: int, in2_features: int, out_features: int,
                  bias: bool = True, device=None, dtype=None):
@@ -206,6 +258,31 @@ class Embedding(Module):
 
 
 class Flatten(Module):
+    """Flattens a contiguous range of dimensions into one.
+
+    The dimensions ``start_dim`` to ``end_dim`` (both included, negative values counting from
+    the end) are merged; the others are kept. The default keeps the batch dimension and
+    flattens the rest, as before a :class:`Linear` layer. A 0-d input gives a 1-element 1-d
+    tensor. Unlike PyTorch, an out-of-range ``start_dim``/``end_dim`` is not rejected: it is
+    taken modulo the number of dimensions (so on a 1-d input, the default leaves it as is).
+
+    Args:
+        start_dim (int): first dimension to flatten. Default: ``1``.
+        end_dim (int): last dimension to flatten. Default: ``-1``.
+
+    Shape:
+        - Input: ``(*, S_start, ..., S_end, *)``, any number of dimensions.
+        - Output: ``(*, S_start * ... * S_end, *)``.
+
+    Example::
+
+        >>> x = eager.randn(32, 1, 5, 5)
+        >>> nn.Flatten()(x).shape
+        eager.Size([32, 25])
+        >>> nn.Flatten(0, 2)(x).shape
+        eager.Size([160, 5])
+    """
+
     def __init__(self, start_dim: int = 1, end_dim: int = -1):
         super().__init__()
         self.start_dim = start_dim
@@ -230,6 +307,33 @@ class Flatten(Module):
 
 
 class Unflatten(Module):
+    """Splits one dimension of the input into several: the inverse of :class:`Flatten`.
+
+    Dimension ``dim`` (negative counts from the end) is reshaped into ``unflattened_size``,
+    whose product must equal its size; one entry may be ``-1`` to be inferred. Unlike PyTorch,
+    named-tensor sizes (a ``NamedShape``) are not supported, and an out-of-range ``dim`` is
+    taken modulo the number of dimensions instead of raising.
+
+    Args:
+        dim (int): the dimension to split.
+        unflattened_size (tuple or list of int): the sizes to split it into.
+
+    Shape:
+        - Input: ``(*, S_dim, *)``.
+        - Output: ``(*, U_1, ..., U_n, *)``, with ``unflattened_size = (U_1, ..., U_n)`` and
+          ``U_1 * ... * U_n = S_dim``.
+
+    Example::
+
+        >>> m = nn.Unflatten(1, (2, 5, 5))
+        >>> m(eager.randn(2, 50)).shape
+        eager.Size([2, 2, 5, 5])
+        >>> nn.Unflatten(-1, (2, -1))(eager.randn(3, 4, 10)).shape
+        eager.Size([3, 4, 2, 5])
+        >>> nn.Sequential(nn.Flatten(), nn.Unflatten(1, (3, 4)))(eager.randn(2, 3, 4)).shape
+        eager.Size([2, 3, 4])
+    """
+
     def __init__(self, dim: int, unflattened_size):
         super().__init__()
         self.dim = dim
