@@ -202,21 +202,126 @@ def _max_pool(name, nsp, input, kernel_size, stride, padding, dilation, ceil_mod
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
+    """Applies 1-D max pooling over ``(N, C, L)`` input: the maximum of each window.
+
+    Integer dtypes are supported.  The gradient goes to the first maximal element of each
+    window (NaN counts as the largest, as PyTorch).
+
+    Args:
+        input (Tensor): the input, ``(N, C, L)`` or unbatched ``(C, L)``.
+        kernel_size (int or tuple): the window size, one int or one per spatial dimension.
+        stride (int or tuple, optional): the step between windows. Default: ``None``
+            (``kernel_size``)
+        padding (int or tuple, optional): implicit ``-inf`` padding on both sides of each
+            spatial dimension, at most half of ``kernel_size``. Default: ``0``
+        dilation (int or tuple, optional): the spacing between window elements. Default: ``1``
+        ceil_mode (bool, optional): round the output size up, so a last partial window is
+            kept (it must start inside the input or the left padding). Default: ``False``
+        return_indices (bool, optional): also return the position of each maximum, as an
+            int64 index into the flattened spatial dimensions of its input plane (what
+            ``nn.MaxUnpool1d`` takes). Default: ``False``
+
+    Shape:
+        - Input: ``(N, C, L)`` or ``(C, L)``.
+        - Output: ``(N, C, L_out)`` or without ``N``, each spatial size
+          ``floor((in + 2 * padding - dilation * (kernel - 1) - 1) / stride) + 1``
+          (``ceil`` instead of ``floor`` with ``ceil_mode``).
+
+    Example::
+
+        >>> x = eager.tensor([[[1.0, 3.0, 2.0, 5.0, 4.0]]])
+        >>> F.max_pool1d(x, 2)
+        tensor([[[3., 5.]]])
+        >>> F.max_pool1d(x, 2, ceil_mode=True)
+        tensor([[[3., 5., 4.]]])
+        >>> F.max_pool1d(x, 3, stride=1, return_indices=True)
+        (tensor([[[3., 5., 5.]]]), tensor([[[1, 3, 3]]]))
+    """
     return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode,
                      return_indices)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
-    """2-D max pooling over ``(N, C, H, W)`` (or ``(C, H, W)``); ``stride`` defaults to
-    ``kernel_size``.  With ``return_indices`` returns ``(output, indices)``, the indices
-    into each flattened ``H * W`` input plane."""
+    """Applies 2-D max pooling over ``(N, C, H, W)`` input: the maximum of each window.
+
+    Integer dtypes are supported.  The gradient goes to the first maximal element of each
+    window (NaN counts as the largest, as PyTorch).
+
+    Args:
+        input (Tensor): the input, ``(N, C, H, W)`` or unbatched ``(C, H, W)``.
+        kernel_size (int or tuple): the window size, one int or one per spatial dimension.
+        stride (int or tuple, optional): the step between windows. Default: ``None``
+            (``kernel_size``)
+        padding (int or tuple, optional): implicit ``-inf`` padding on both sides of each
+            spatial dimension, at most half the dilated window. Default: ``0``
+        dilation (int or tuple, optional): the spacing between window elements. Default: ``1``
+        ceil_mode (bool, optional): round the output size up, so a last partial window is
+            kept (it must start inside the input or the left padding). Default: ``False``
+        return_indices (bool, optional): also return the position of each maximum, as an
+            int64 index into the flattened spatial dimensions of its input plane (what
+            ``nn.MaxUnpool2d`` takes). Default: ``False``
+
+    Shape:
+        - Input: ``(N, C, H, W)`` or ``(C, H, W)``.
+        - Output: ``(N, C, H_out, W_out)`` or without ``N``, each spatial size
+          ``floor((in + 2 * padding - dilation * (kernel - 1) - 1) / stride) + 1``
+          (``ceil`` instead of ``floor`` with ``ceil_mode``).
+
+    Example::
+
+        >>> x = eager.tensor([[[[1.0, 2.0, 0.0, 1.0],
+        ...                     [3.0, 4.0, 1.0, 0.0],
+        ...                     [0.0, 0.0, 5.0, 6.0],
+        ...                     [1.0, 2.0, 7.0, 8.0]]]])
+        >>> out, idx = F.max_pool2d(x, 2, return_indices=True)
+        >>> out
+        tensor([[[[4., 1.],
+                  [2., 8.]]]])
+        >>> idx
+        tensor([[[[ 5,  3],
+                  [13, 15]]]])
+        >>> F.max_pool2d(eager.randn(2, 3, 9, 9), 3, stride=2, padding=1).shape
+        eager.Size([2, 3, 5, 5])
+    """
     return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode,
                      return_indices)
 
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
+    """Applies 3-D max pooling over ``(N, C, D, H, W)`` input: the maximum of each window.
+
+    Integer dtypes are supported.  The gradient goes to the first maximal element of each
+    window (NaN counts as the largest, as PyTorch).
+
+    Args:
+        input (Tensor): the input, ``(N, C, D, H, W)`` or unbatched ``(C, D, H, W)``.
+        kernel_size (int or tuple): the window size, one int or one per spatial dimension.
+        stride (int or tuple, optional): the step between windows. Default: ``None``
+            (``kernel_size``)
+        padding (int or tuple, optional): implicit ``-inf`` padding on both sides of each
+            spatial dimension, at most half the dilated window. Default: ``0``
+        dilation (int or tuple, optional): the spacing between window elements. Default: ``1``
+        ceil_mode (bool, optional): round the output size up, so a last partial window is
+            kept (it must start inside the input or the left padding). Default: ``False``
+        return_indices (bool, optional): also return the position of each maximum, as an
+            int64 index into the flattened spatial dimensions of its input plane (what
+            ``nn.MaxUnpool3d`` takes). Default: ``False``
+
+    Shape:
+        - Input: ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+        - Output: ``(N, C, D_out, H_out, W_out)`` or without ``N``, each spatial size
+          ``floor((in + 2 * padding - dilation * (kernel - 1) - 1) / stride) + 1``
+          (``ceil`` instead of ``floor`` with ``ceil_mode``).
+
+    Example::
+
+        >>> F.max_pool3d(eager.arange(8.).reshape(1, 1, 2, 2, 2), 2)
+        tensor([[[[[7.]]]]])
+        >>> F.max_pool3d(eager.randn(1, 2, 4, 4, 4), 2).shape
+        eager.Size([1, 2, 2, 2, 2])
+    """
     (input,) = _autocast("max_pool3d", input)
     return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode,
                      return_indices)
@@ -267,21 +372,124 @@ def _avg_pool(name, nsp, input, kernel_size, stride, padding, ceil_mode, count_i
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True):
+    """Applies 1-D average pooling over ``(N, C, L)`` input: the mean of each window.
+
+    The input must be floating point.  By default each window sum is divided by the window
+    size, padding included (``count_include_pad``); a ``ceil_mode`` window's part beyond
+    the padding never counts.  (Like PyTorch's, it takes no ``divisor_override``.)
+
+    Args:
+        input (Tensor): the input, ``(N, C, L)`` or unbatched ``(C, L)``.
+        kernel_size (int or tuple): the window size, one int or one per spatial dimension.
+        stride (int or tuple, optional): the step between windows. Default: ``None``
+            (``kernel_size``)
+        padding (int or tuple, optional): implicit zero padding on both sides of each
+            spatial dimension, at most half the window. Default: ``0``
+        ceil_mode (bool, optional): round the output size up, so a last partial window is
+            kept. Default: ``False``
+        count_include_pad (bool, optional): count the padding in the divisor; ``False``
+            divides by the number of input elements in the window. Default: ``True``
+
+    Shape:
+        - Input: ``(N, C, L)`` or ``(C, L)``.
+        - Output: ``(N, C, L_out)`` or without ``N``, each spatial size
+          ``floor((in + 2 * padding - (kernel - 1) - 1) / stride) + 1``
+          (``ceil`` instead of ``floor`` with ``ceil_mode``).
+
+    Example::
+
+        >>> x = eager.tensor([[[1.0, 2.0, 3.0, 4.0, 5.0]]])
+        >>> F.avg_pool1d(x, 2)
+        tensor([[[1.5000, 3.5000]]])
+        >>> F.avg_pool1d(x, 3, stride=1, padding=1)
+        tensor([[[1., 2., 3., 4., 3.]]])
+        >>> F.avg_pool1d(x, 3, stride=1, padding=1, count_include_pad=False)
+        tensor([[[1.5000, 2.0000, 3.0000, 4.0000, 4.5000]]])
+    """
     return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode,
                      count_include_pad, None)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override=None):
-    """2-D average pooling; the divisor is the window size (``count_include_pad``: padding
-    counts, the part of a ``ceil_mode`` window beyond it does not), the number of input
-    elements in the window, or ``divisor_override``."""
+    """Applies 2-D average pooling over ``(N, C, H, W)`` input: the mean of each window.
+
+    The input must be floating point.  By default each window sum is divided by the window
+    size, padding included (``count_include_pad``); a ``ceil_mode`` window's part beyond
+    the padding never counts.
+
+    Args:
+        input (Tensor): the input, ``(N, C, H, W)`` or unbatched ``(C, H, W)``.
+        kernel_size (int or tuple): the window size, one int or one per spatial dimension.
+        stride (int or tuple, optional): the step between windows. Default: ``None``
+            (``kernel_size``)
+        padding (int or tuple, optional): implicit zero padding on both sides of each
+            spatial dimension, at most half the window. Default: ``0``
+        ceil_mode (bool, optional): round the output size up, so a last partial window is
+            kept. Default: ``False``
+        count_include_pad (bool, optional): count the padding in the divisor; ``False``
+            divides by the number of input elements in the window. Default: ``True``
+        divisor_override (int, optional): divide every window's sum by this instead.
+            Default: ``None``
+
+    Shape:
+        - Input: ``(N, C, H, W)`` or ``(C, H, W)``.
+        - Output: ``(N, C, H_out, W_out)`` or without ``N``, each spatial size
+          ``floor((in + 2 * padding - (kernel - 1) - 1) / stride) + 1``
+          (``ceil`` instead of ``floor`` with ``ceil_mode``).
+
+    Example::
+
+        >>> x = eager.tensor([[[[1.0, 2.0, 0.0, 1.0],
+        ...                     [3.0, 4.0, 1.0, 0.0],
+        ...                     [0.0, 0.0, 5.0, 6.0],
+        ...                     [1.0, 2.0, 7.0, 8.0]]]])
+        >>> F.avg_pool2d(x, 2)
+        tensor([[[[2.5000, 0.5000],
+                  [0.7500, 6.5000]]]])
+        >>> F.avg_pool2d(x, 2, divisor_override=1)
+        tensor([[[[10.,  2.],
+                  [ 3., 26.]]]])
+    """
     return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode,
                      count_include_pad, divisor_override)
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override=None):
+    """Applies 3-D average pooling over ``(N, C, D, H, W)`` input: the mean of each window.
+
+    The input must be floating point.  By default each window sum is divided by the window
+    size, padding included (``count_include_pad``); a ``ceil_mode`` window's part beyond
+    the padding never counts.
+
+    Args:
+        input (Tensor): the input, ``(N, C, D, H, W)`` or unbatched ``(C, D, H, W)``.
+        kernel_size (int or tuple): the window size, one int or one per spatial dimension.
+        stride (int or tuple, optional): the step between windows. Default: ``None``
+            (``kernel_size``)
+        padding (int or tuple, optional): implicit zero padding on both sides of each
+            spatial dimension, at most half the window. Default: ``0``
+        ceil_mode (bool, optional): round the output size up, so a last partial window is
+            kept. Default: ``False``
+        count_include_pad (bool, optional): count the padding in the divisor; ``False``
+            divides by the number of input elements in the window. Default: ``True``
+        divisor_override (int, optional): divide every window's sum by this instead.
+            Default: ``None``
+
+    Shape:
+        - Input: ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+        - Output: ``(N, C, D_out, H_out, W_out)`` or without ``N``, each spatial size
+          ``floor((in + 2 * padding - (kernel - 1) - 1) / stride) + 1``
+          (``ceil`` instead of ``floor`` with ``ceil_mode``).
+
+    Example::
+
+        >>> F.avg_pool3d(eager.arange(8.).reshape(1, 1, 2, 2, 2), 2)
+        tensor([[[[[3.5000]]]]])
+        >>> F.avg_pool3d(eager.randn(1, 2, 4, 4, 4), 2).shape
+        eager.Size([1, 2, 2, 2, 2])
+    """
     (input,) = _autocast("avg_pool3d", input)
     return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode,
                      count_include_pad, divisor_override)
@@ -352,16 +560,81 @@ def _adaptive_avg(name, nsp, input, output_size):
 
 
 def adaptive_avg_pool1d(input, output_size):
+    """Applies 1-D adaptive average pooling to a fixed output size.
+
+    The windows are chosen so that the output has spatial size ``output_size`` whatever the
+    input size: output element ``i`` of a dimension of size ``S`` pooled to ``O`` averages input
+    elements ``floor(i * S / O)`` to ``ceil((i + 1) * S / O) - 1``.  The input must be
+    floating point.
+
+    Args:
+        input (Tensor): the input, ``(N, C, L)`` or unbatched ``(C, L)``.
+        output_size (int, None or tuple): the output size (L), one int for all
+            spatial dimensions or one entry each; ``None`` keeps that dimension's size.
+
+    Shape:
+        - Input: ``(N, C, L)`` or ``(C, L)``.
+        - Output: ``(N, C, *output_size)`` or without ``N``.
+
+    Example::
+
+        >>> F.adaptive_avg_pool1d(eager.tensor([[[1.0, 2.0, 3.0, 4.0, 5.0]]]), 2)
+        tensor([[[2., 4.]]])
+    """
     return _adaptive_avg("adaptive_avg_pool1d", 1, input, output_size)
 
 
 def adaptive_avg_pool2d(input, output_size):
-    """Average over the windows ``[floor(i * S / O), ceil((i + 1) * S / O))`` of each
-    spatial dimension; ``output_size`` entries may be None (keep that size)."""
+    """Applies 2-D adaptive average pooling to a fixed output size.
+
+    The windows are chosen so that the output has spatial size ``output_size`` whatever the
+    input size: output element ``i`` of a dimension of size ``S`` pooled to ``O`` averages input
+    elements ``floor(i * S / O)`` to ``ceil((i + 1) * S / O) - 1``.  The input must be
+    floating point.
+
+    Args:
+        input (Tensor): the input, ``(N, C, H, W)`` or unbatched ``(C, H, W)``.
+        output_size (int, None or tuple): the output size (H, W), one int for all
+            spatial dimensions or one entry each; ``None`` keeps that dimension's size.
+
+    Shape:
+        - Input: ``(N, C, H, W)`` or ``(C, H, W)``.
+        - Output: ``(N, C, *output_size)`` or without ``N``.
+
+    Example::
+
+        >>> F.adaptive_avg_pool2d(eager.randn(2, 3, 7, 9), (3, 3)).shape
+        eager.Size([2, 3, 3, 3])
+        >>> F.adaptive_avg_pool2d(eager.randn(2, 3, 7, 9), (None, 2)).shape
+        eager.Size([2, 3, 7, 2])
+        >>> F.adaptive_avg_pool2d(eager.arange(4.).reshape(1, 1, 2, 2), 1)
+        tensor([[[[1.5000]]]])
+    """
     return _adaptive_avg("adaptive_avg_pool2d", 2, input, output_size)
 
 
 def adaptive_avg_pool3d(input, output_size):
+    """Applies 3-D adaptive average pooling to a fixed output size.
+
+    The windows are chosen so that the output has spatial size ``output_size`` whatever the
+    input size: output element ``i`` of a dimension of size ``S`` pooled to ``O`` averages input
+    elements ``floor(i * S / O)`` to ``ceil((i + 1) * S / O) - 1``.  The input must be
+    floating point.
+
+    Args:
+        input (Tensor): the input, ``(N, C, D, H, W)`` or unbatched ``(C, D, H, W)``.
+        output_size (int, None or tuple): the output size (D, H, W), one int for all
+            spatial dimensions or one entry each; ``None`` keeps that dimension's size.
+
+    Shape:
+        - Input: ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+        - Output: ``(N, C, *output_size)`` or without ``N``.
+
+    Example::
+
+        >>> F.adaptive_avg_pool3d(eager.randn(1, 2, 5, 6, 7), (1, 2, 3)).shape
+        eager.Size([1, 2, 1, 2, 3])
+    """
     (input,) = _autocast("adaptive_avg_pool3d", input)
     return _adaptive_avg("adaptive_avg_pool3d", 3, input, output_size)
 
@@ -404,8 +677,54 @@ def _adaptive_max(name, nsp, input, output_size, return_indices):
 
 
 def adaptive_max_pool1d(input, output_size, return_indices: bool = False):
+    """Applies 1-D adaptive max pooling to a fixed output size.
+
+    The windows, chosen so that the output has spatial size ``output_size`` whatever the
+    input size, are those of :func:`adaptive_avg_pool1d`.
+
+    Args:
+        input (Tensor): the input, ``(N, C, L)`` or unbatched ``(C, L)``.
+        output_size (int, None or tuple): the output size (L), one int for all
+            spatial dimensions or one entry each; ``None`` keeps that dimension's size.
+        return_indices (bool, optional): also return the position of each maximum in the
+            flattened spatial dimensions of its input plane. Default: ``False``
+
+    Shape:
+        - Input: ``(N, C, L)`` or ``(C, L)``.
+        - Output: ``(N, C, *output_size)`` or without ``N``.
+
+    Example::
+
+        >>> x = eager.tensor([[[1.0, 3.0, 2.0, 5.0, 4.0]]])
+        >>> F.adaptive_max_pool1d(x, 2, return_indices=True)
+        (tensor([[[3., 5.]]]), tensor([[[1, 3]]]))
+    """
     return _adaptive_max("adaptive_max_pool1d", 1, input, output_size, return_indices)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
+    """Applies 2-D adaptive max pooling to a fixed output size.
+
+    The windows, chosen so that the output has spatial size ``output_size`` whatever the
+    input size, are those of :func:`adaptive_avg_pool2d`.
+
+    Args:
+        input (Tensor): the input, ``(N, C, H, W)`` or unbatched ``(C, H, W)``.
+        output_size (int, None or tuple): the output size (H, W), one int for all
+            spatial dimensions or one entry each; ``None`` keeps that dimension's size.
+        return_indices (bool, optional): also return the position of each maximum in the
+            flattened spatial dimensions of its input plane. Default: ``False``
+
+    Shape:
+        - Input: ``(N, C, H, W)`` or ``(C, H, W)``.
+        - Output: ``(N, C, *output_size)`` or without ``N``.
+
+    Example::
+
+        >>> F.adaptive_max_pool2d(eager.randn(2, 3, 7, 9), (3, 4)).shape
+        eager.Size([2, 3, 3, 4])
+        >>> F.adaptive_max_pool2d(eager.arange(16.).reshape(1, 1, 4, 4), 2)
+        tensor([[[[ 5.,  7.],
+                  [13., 15.]]]])
+    """
     return _adaptive_max("adaptive_max_pool2d", 2, input, output_size, return_indices)
