@@ -82,12 +82,44 @@ def _repeat_heads(x, groups: int):
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale=None,
                                  enable_gqa: bool = False):
-    """``softmax(q k^T * scale + mask) v`` over the last two dimensions, with PyTorch's
-    semantics: ``attn_mask`` bool (True = take part) or float (added), ``is_causal`` for a
-    lower-triangular mask, ``dropout_p`` on the attention weights (drawn from the global
-    generator), ``scale`` defaulting to ``1/sqrt(E)``, and ``enable_gqa`` to share each key
-    and value head among a group of query heads.  A query row whose every key is masked
-    out gives zeros (and zero gradients), as PyTorch does on the CPU."""
+    """Computes attention ``softmax(query @ key.T * scale + mask) @ value`` over the last two
+    dimensions.
+
+    ``attn_mask`` may be bool (``True`` marks a key a query *may* attend to; the others
+    are excluded) or floating point (added to the scores).  A query row whose keys are all
+    excluded gives zeros (and zero gradients) rather than NaN, as PyTorch does on the CPU.
+    Computed as plain matmul and softmax (no fused kernel).
+
+    Args:
+        query (Tensor): the queries, ``(*, L, E)``.
+        key (Tensor): the keys, ``(*, S, E)``.
+        value (Tensor): the values, ``(*, S, Ev)``.
+        attn_mask (Tensor, optional): a bool or float mask broadcastable to ``(*, L, S)``.
+            Default: ``None``
+        dropout_p (float, optional): dropout probability on the attention weights (always
+            applied when positive: pass 0 in evaluation). Default: ``0.0``
+        is_causal (bool, optional): mask so that query ``i`` sees keys ``0..i`` (top-left
+            aligned); cannot be combined with ``attn_mask``. Default: ``False``
+        scale (float, optional): the score scale. Default: ``None`` (``1 / sqrt(E)``)
+        enable_gqa (bool, optional): grouped-query attention: ``key``/``value`` may have
+            fewer heads (dimension ``-3``) than ``query``, each shared by a group of query
+            heads (their count must divide the query's). Default: ``False``
+
+    Shape:
+        - Query: ``(*, L, E)``; Key: ``(*, S, E)``; Value: ``(*, S, Ev)``.
+        - Output: ``(*, L, Ev)``.
+
+    Example::
+
+        >>> q, k, v = eager.randn(2, 4, 5, 8), eager.randn(2, 4, 7, 8), eager.randn(2, 4, 7, 16)
+        >>> F.scaled_dot_product_attention(q, k, v).shape
+        eager.Size([2, 4, 5, 16])
+        >>> ones = eager.ones(2, 1)
+        >>> F.scaled_dot_product_attention(ones, ones, eager.tensor([[1.0], [3.0]]),
+        ...                                is_causal=True)
+        tensor([[1.],
+                [2.]])
+    """
     query, key, value, attn_mask = _autocast("scaled_dot_product_attention", query, key,
                                              value, attn_mask)
     _check_sdpa(query, key, value, attn_mask)
@@ -189,8 +221,62 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
                                  k_proj_weight=None, v_proj_weight=None, static_k=None,
                                  static_v=None, average_attn_weights: bool = True,
                                  is_causal: bool = False):
-    """PyTorch's ``F.multi_head_attention_forward`` (sequence-first layout ``(L, N, E)``);
-    returns ``(attn_output, attn_weights or None)``."""
+    """The functional form of ``nn.MultiheadAttention``: projects ``query``, ``key`` and
+    ``value``, attends with ``num_heads`` heads and projects the result.
+
+    The layout is sequence-first, ``(L, N, E)`` (or unbatched ``(L, E)``).  Unlike in
+    :func:`scaled_dot_product_attention`, a bool ``attn_mask`` or ``key_padding_mask``
+    marks with ``True`` the positions that are *not* allowed; float masks are added to the
+    scores.  ``static_k``/``static_v`` are not supported (``NotImplementedError``).
+
+    Args:
+        query (Tensor): ``(L, N, E)`` or ``(L, E)``.
+        key (Tensor): ``(S, N, E_k)`` or ``(S, E_k)``.
+        value (Tensor): ``(S, N, E_v)`` or ``(S, E_v)``.
+        embed_dim_to_check (int): the expected ``E``; a mismatch raises ``AssertionError``.
+        num_heads (int): the number of heads; must divide ``E``.
+        in_proj_weight (Tensor or None): the packed q/k/v projection, ``(3 * E, E)``.
+        in_proj_bias (Tensor or None): the packed q/k/v bias, ``(3 * E,)``.
+        bias_k (Tensor or None): a bias appended to the key sequence, ``(1, 1, E)``.
+        bias_v (Tensor or None): a bias appended to the value sequence, ``(1, 1, E)``.
+        add_zero_attn (bool): append a zero key and value to each sequence.
+        dropout_p (float): dropout probability on the attention weights.
+        out_proj_weight (Tensor): the output projection, ``(E, E)``.
+        out_proj_bias (Tensor or None): the output projection bias, ``(E,)``.
+        training (bool, optional): apply dropout. Default: ``True``
+        key_padding_mask (Tensor, optional): ``(N, S)`` or ``(S)``, keys to ignore.
+            Default: ``None``
+        need_weights (bool, optional): also return the attention weights. Default: ``True``
+        attn_mask (Tensor, optional): ``(L, S)`` or ``(N * num_heads, L, S)``.
+            Default: ``None``
+        use_separate_proj_weight (bool, optional): project with ``q_proj_weight``,
+            ``k_proj_weight`` and ``v_proj_weight`` instead of ``in_proj_weight``.
+            Default: ``False``
+        q_proj_weight (Tensor, optional): ``(E, E)``. Default: ``None``
+        k_proj_weight (Tensor, optional): ``(E, E_k)``. Default: ``None``
+        v_proj_weight (Tensor, optional): ``(E, E_v)``. Default: ``None``
+        static_k (Tensor, optional): not supported. Default: ``None``
+        static_v (Tensor, optional): not supported. Default: ``None``
+        average_attn_weights (bool, optional): average the returned weights over the heads.
+            Default: ``True``
+        is_causal (bool, optional): a hint that ``attn_mask`` is the causal mask (it must
+            still be given). Default: ``False``
+
+    Shape:
+        - Output: ``(attn_output, attn_weights)``; ``attn_output`` is ``(L, N, E)`` (or
+          ``(L, E)``); ``attn_weights`` is ``(N, L, S)``, ``(N, num_heads, L, S)`` without
+          averaging, or ``None`` when ``need_weights`` is ``False``.
+
+    Example::
+
+        >>> E, L, N = 4, 3, 2
+        >>> x = eager.randn(L, N, E)
+        >>> w_in, w_out = eager.randn(3 * E, E), eager.randn(E, E)
+        >>> out, w = F.multi_head_attention_forward(x, x, x, E, 2, w_in, None, None, None,
+        ...                                         False, 0.0, w_out, None)
+        >>> out.shape, w.shape
+        (eager.Size([3, 2, 4]), eager.Size([2, 3, 3]))
+    """
     if static_k is not None or static_v is not None:
         raise NotImplementedError("multi_head_attention_forward: static_k and static_v are "
                                   "not supported")
