@@ -270,21 +270,180 @@ class _InstanceNorm(_NormBase):
 
 
 class InstanceNorm1d(_InstanceNorm):
+    """Applies instance normalization over a 3-D input (a batch of 1-D inputs with channels).
+
+    Each channel of each sample is normalized over its length on its own:
+    ``y = (x - E[x]) / sqrt(Var[x] + eps) * weight + bias``, with the biased variance, then
+    (with ``affine``) scaled and shifted per channel. Unlike batch normalization, the defaults
+    learn no affine parameters and keep no running statistics. With
+    ``track_running_stats=True``, training updates ``running_mean`` and ``running_var`` with
+    the batch average of the instances' mean and unbiased variance, and eval mode normalizes
+    with them instead (``num_batches_tracked`` is kept but, as in PyTorch, never incremented).
+    A training forward needs more than one element along ``L`` per channel.
+    ``num_features`` must match the channel dimension when ``affine`` (``ValueError``
+    otherwise); without ``affine`` a mismatch only warns. This is ``F.instance_norm``.
+
+    Args:
+        num_features (int): ``C``, the number of channels.
+        eps (float): added to the variance for numerical stability. Default: ``1e-5``.
+        momentum (float or None): weight of the new statistics in the running-statistics update
+            (``None`` means no update, as 0). Default: ``0.1``.
+        affine (bool): if ``True``, learn a per-channel ``weight`` (initialized to ones) and
+            ``bias`` (zeros). Default: ``False``.
+        track_running_stats (bool): if ``True``, keep ``running_mean``, ``running_var`` and
+            ``num_batches_tracked`` buffers and use them in eval mode. Default: ``False``.
+        device, dtype: accepted as PyTorch's (the CPU is the only device).
+        bias (bool): keyword-only; with ``affine``, whether to learn the ``bias``.
+            Default: ``True``.
+
+    Shape:
+        - Input: ``(N, C, L)`` or ``(C, L)``.
+        - Output: the shape of the input.
+
+    Example::
+
+        >>> m = nn.InstanceNorm1d(2)
+        >>> m(eager.tensor([[[1.0, 3.0], [2.0, 6.0]]]))
+        tensor([[[-1.0000,  1.0000],
+                 [-1.0000,  1.0000]]])
+        >>> m = nn.InstanceNorm1d(100, affine=True)
+        >>> m(eager.randn(20, 100, 40)).shape
+        eager.Size([20, 100, 40])
+    """
+
     _nsp = 1
 
 
 class InstanceNorm2d(_InstanceNorm):
-    """Instance normalization over ``(N, C, H, W)`` (or unbatched ``(C, H, W)``) input."""
+    """Applies instance normalization over a 4-D input (a batch of 2-D inputs with channels).
+
+    Each channel of each sample is normalized over its spatial dimensions on its own:
+    ``y = (x - E[x]) / sqrt(Var[x] + eps) * weight + bias``, with the biased variance, then
+    (with ``affine``) scaled and shifted per channel. Unlike batch normalization, the defaults
+    learn no affine parameters and keep no running statistics. With
+    ``track_running_stats=True``, training updates ``running_mean`` and ``running_var`` with
+    the batch average of the instances' mean and unbiased variance, and eval mode normalizes
+    with them instead (``num_batches_tracked`` is kept but, as in PyTorch, never incremented).
+    A training forward needs more than one spatial element per channel.
+    ``num_features`` must match the channel dimension when ``affine`` (``ValueError``
+    otherwise); without ``affine`` a mismatch only warns. This is ``F.instance_norm``.
+
+    Args:
+        num_features (int): ``C``, the number of channels.
+        eps (float): added to the variance for numerical stability. Default: ``1e-5``.
+        momentum (float or None): weight of the new statistics in the running-statistics update
+            (``None`` means no update, as 0). Default: ``0.1``.
+        affine (bool): if ``True``, learn a per-channel ``weight`` (initialized to ones) and
+            ``bias`` (zeros). Default: ``False``.
+        track_running_stats (bool): if ``True``, keep ``running_mean``, ``running_var`` and
+            ``num_batches_tracked`` buffers and use them in eval mode. Default: ``False``.
+        device, dtype: accepted as PyTorch's (the CPU is the only device).
+        bias (bool): keyword-only; with ``affine``, whether to learn the ``bias``.
+            Default: ``True``.
+
+    Shape:
+        - Input: ``(N, C, H, W)`` or ``(C, H, W)``.
+        - Output: the shape of the input.
+
+    Example::
+
+        >>> m = nn.InstanceNorm2d(3, affine=True)
+        >>> m(eager.randn(4, 3, 8, 8)).shape
+        eager.Size([4, 3, 8, 8])
+        >>> m = nn.InstanceNorm2d(3, track_running_stats=True)
+        >>> m.running_mean
+        tensor([0., 0., 0.])
+        >>> _ = m(eager.full((4, 3, 8, 8), 10.0))
+        >>> m.running_mean, m.running_var
+        (tensor([1., 1., 1.]), tensor([0.9000, 0.9000, 0.9000]))
+        >>> m.eval()(eager.randn(3, 8, 8)).shape
+        eager.Size([3, 8, 8])
+    """
+
     _nsp = 2
 
 
 class InstanceNorm3d(_InstanceNorm):
+    """Applies instance normalization over a 5-D input (a batch of 3-D inputs with channels).
+
+    Each channel of each sample is normalized over its spatial dimensions on its own:
+    ``y = (x - E[x]) / sqrt(Var[x] + eps) * weight + bias``, with the biased variance, then
+    (with ``affine``) scaled and shifted per channel. Unlike batch normalization, the defaults
+    learn no affine parameters and keep no running statistics. With
+    ``track_running_stats=True``, training updates ``running_mean`` and ``running_var`` with
+    the batch average of the instances' mean and unbiased variance, and eval mode normalizes
+    with them instead (``num_batches_tracked`` is kept but, as in PyTorch, never incremented).
+    A training forward needs more than one spatial element per channel.
+    ``num_features`` must match the channel dimension when ``affine`` (``ValueError``
+    otherwise); without ``affine`` a mismatch only warns. This is ``F.instance_norm``.
+
+    Args:
+        num_features (int): ``C``, the number of channels.
+        eps (float): added to the variance for numerical stability. Default: ``1e-5``.
+        momentum (float or None): weight of the new statistics in the running-statistics update
+            (``None`` means no update, as 0). Default: ``0.1``.
+        affine (bool): if ``True``, learn a per-channel ``weight`` (initialized to ones) and
+            ``bias`` (zeros). Default: ``False``.
+        track_running_stats (bool): if ``True``, keep ``running_mean``, ``running_var`` and
+            ``num_batches_tracked`` buffers and use them in eval mode. Default: ``False``.
+        device, dtype: accepted as PyTorch's (the CPU is the only device).
+        bias (bool): keyword-only; with ``affine``, whether to learn the ``bias``.
+            Default: ``True``.
+
+    Shape:
+        - Input: ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+        - Output: the shape of the input.
+
+    Example::
+
+        >>> m = nn.InstanceNorm3d(3)
+        >>> m(eager.randn(2, 3, 4, 4, 4)).shape
+        eager.Size([2, 3, 4, 4, 4])
+        >>> nn.InstanceNorm3d(3, affine=True)(eager.randn(3, 4, 4, 4)).shape
+        eager.Size([3, 4, 4, 4])
+    """
+
     _nsp = 3
 
 
 class GroupNorm(Module):
-    """Normalize groups of ``num_channels // num_groups`` channels of each sample; per
-    channel affine parameters (``weight`` ones, ``bias`` zeros)."""
+    """Applies group normalization: normalizes groups of channels of each sample.
+
+    The ``num_channels`` channels are split into ``num_groups`` groups of consecutive channels;
+    each group of each sample is normalized over its channels and all its other dimensions:
+    ``y = (x - E[x]) / sqrt(Var[x] + eps) * weight + bias``, with the biased variance, and then
+    (with ``affine``) scaled and shifted per channel. The result does not depend on the batch
+    size and is the same in training and eval mode; there are no running statistics.
+    ``num_groups=1`` normalizes each whole sample (like :class:`LayerNorm` over ``(C, *)``
+    with per-channel parameters), ``num_groups=num_channels`` each channel (like
+    :class:`InstanceNorm2d`). This is ``F.group_norm``.
+
+    Args:
+        num_groups (int): number of groups; must divide ``num_channels`` (``ValueError``
+            otherwise).
+        num_channels (int): ``C``, the number of channels expected in the input.
+        eps (float): added to the variance for numerical stability. Default: ``1e-5``.
+        affine (bool): if ``True``, learn a per-channel ``weight`` (initialized to ones) and
+            ``bias`` (zeros). Default: ``True``.
+        device, dtype: accepted as PyTorch's (the CPU is the only device).
+        bias (bool): keyword-only; with ``affine``, whether to learn the ``bias``.
+            Default: ``True``.
+
+    Shape:
+        - Input: ``(N, C, *)``, at least 2-D.
+        - Output: the shape of the input.
+
+    Example::
+
+        >>> m = nn.GroupNorm(2, 4, affine=False)
+        >>> m(eager.tensor([[1.0, 3.0, 5.0, 7.0]]))
+        tensor([[-1.0000,  1.0000, -1.0000,  1.0000]])
+        >>> x = eager.randn(20, 6, 10, 10)
+        >>> nn.GroupNorm(3, 6)(x).shape
+        eager.Size([20, 6, 10, 10])
+        >>> nn.GroupNorm(6, 6)(x).shape
+        eager.Size([20, 6, 10, 10])
+    """
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
                  affine: bool = True, device=None, dtype=None, *, bias: bool = True):
