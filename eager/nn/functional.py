@@ -50,6 +50,10 @@ __all__ = ["bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits
            "tanh"]
 __all__ += (_act_fns.__all__ + _conv_fns.__all__ + _drop_fns.__all__ + _distance_fns.__all__
             + _loss_fns.__all__ + _norm_fns.__all__ + _pool_fns.__all__ + _vision_fns.__all__)
+from .fn.extras import *  # noqa: E402, F403 (embedding_bag, grid_sample, the margin losses)
+from .fn.extras import __all__ as _extras_all  # noqa: E402
+
+__all__ += _extras_all
 
 
 def _reshape(x, shape):

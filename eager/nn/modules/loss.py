@@ -11,6 +11,8 @@ from .. import (  # noqa: F401
     NLLLoss,
     SmoothL1Loss,
 )
+from ..extra_losses import *  # noqa: F403
+from ..extra_losses import __all__ as _extra_losses
 
 __all__ = ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
-           "MSELoss", "NLLLoss", "SmoothL1Loss"]
+           "MSELoss", "NLLLoss", "SmoothL1Loss"] + _extra_losses

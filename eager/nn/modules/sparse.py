@@ -3,5 +3,6 @@
 from .. import (  # noqa: F401
     Embedding,
 )
+from ..embedding_bag import EmbeddingBag  # noqa: F401
 
-__all__ = ["Embedding"]
+__all__ = ["Embedding", "EmbeddingBag"]
