@@ -35,7 +35,46 @@ _SCAN_MODE = {"LSTM": "lstm", "GRU": "gru", "RNN_TANH": "rnn_tanh", "RNN_RELU": 
 
 
 class RNNBase(Module):
-    """Parameters, checks and the layer loop shared by ``RNN``, ``LSTM`` and ``GRU``."""
+    """The base class of :class:`RNN`, :class:`LSTM` and :class:`GRU`.
+
+    It holds what they share: parameters, argument checks, repr and the multi-layer loop. It
+    creates, for each layer ``k`` and direction, the parameters ``weight_ih_l{k}``,
+    ``weight_hh_l{k}``, ``bias_ih_l{k}``, ``bias_hh_l{k}`` (and ``weight_hr_l{k}`` with
+    ``proj_size``), with a ``_reverse`` suffix for the backward direction, all initialized from
+    ``U(-1 / sqrt(hidden_size), 1 / sqrt(hidden_size))``. ``all_weights`` lists them per layer
+    and direction; ``flatten_parameters()`` is a no-op (PyTorch packs the weights for cuDNN
+    there). It has no ``forward`` of its own: use a subclass.
+
+    Args:
+        mode (str): ``"RNN_TANH"``, ``"RNN_RELU"``, ``"LSTM"`` or ``"GRU"`` (another value
+            raises ``ValueError``).
+        input_size (int): number of features of the input.
+        hidden_size (int): number of features of the hidden state.
+        num_layers (int): number of stacked recurrent layers. Default: ``1``.
+        bias (bool): if ``False``, the layers use no ``b_ih`` and ``b_hh``. Default: ``True``.
+        batch_first (bool): if ``True``, input and output are batch-major ``(N, L, H)``.
+            Default: ``False``.
+        dropout (float): dropout probability on the outputs of each layer but the last.
+            Default: ``0.0``.
+        bidirectional (bool): if ``True``, each layer also runs backwards in time.
+            Default: ``False``.
+        proj_size (int): for ``"LSTM"``, project the hidden state to this size (smaller than
+            ``hidden_size``). Default: ``0``.
+        device, dtype: accepted as PyTorch's (the CPU is the only device).
+
+    Shape:
+        - Input, Output: as in the subclass: see :class:`RNN`, :class:`LSTM` and :class:`GRU`.
+
+    Example::
+
+        >>> isinstance(nn.LSTM(10, 20), nn.RNNBase)
+        True
+        >>> m = nn.RNNBase("GRU", 10, 20, num_layers=2)
+        >>> m
+        RNNBase(10, 20, num_layers=2)
+        >>> [w.shape for w in m.all_weights[1]]
+        [eager.Size([60, 20]), eager.Size([60, 20]), eager.Size([60]), eager.Size([60])]
+    """
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
@@ -302,9 +341,63 @@ def _final_rows(res, sizes: tuple, reverse: bool):
 
 
 class RNN(RNNBase):
-    """Elman RNN: ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` (or relu),
-    stacked ``num_layers`` deep, optionally bidirectional.  ``forward(input, hx=None)``
-    returns ``(output, h_n)``."""
+    """A multi-layer Elman RNN with tanh or ReLU, over a whole sequence.
+
+    For each element of the input sequence, each layer computes
+    ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` (ReLU instead of tanh with
+    ``nonlinearity="relu"``), where ``x_t`` is the input at time ``t`` (for layers after the
+    first, the previous layer's ``h_t``, with dropout when ``dropout > 0``) and ``h_0`` comes
+    from ``hx``. ``forward(input, hx=None)`` returns ``(output, h_n)``. The input may be a
+    padded tensor or a :class:`~eager.nn.utils.rnn.PackedSequence` (the output then is one
+    too, and ``h_n`` holds each sequence's state at its own length). The input's dtype must be
+    the weights' (``ValueError`` otherwise). ``proj_size`` is for :class:`LSTM` only
+    (``ValueError``).
+
+    Args:
+        input_size (int): number of features of the input ``x``.
+        hidden_size (int): number of features of the hidden state ``h``.
+        num_layers (int): number of stacked layers, each taking the previous layer's outputs.
+            Default: ``1``.
+        nonlinearity (str): ``"tanh"`` or ``"relu"`` (another value raises ``ValueError``).
+            Default: ``"tanh"``.
+        bias (bool): if ``False``, the layers use no ``b_ih`` and ``b_hh``. Default: ``True``.
+        batch_first (bool): if ``True``, ``input`` and ``output`` are ``(N, L, H)`` instead of
+            ``(L, N, H)`` (``hx`` and ``h_n`` are not affected). Default: ``False``.
+        dropout (float): dropout probability on the outputs of each layer but the last (in
+            training mode; warns with ``num_layers=1``). Default: ``0.0``.
+        bidirectional (bool): if ``True``, each layer also runs backwards in time and the two
+            directions' outputs are concatenated. Default: ``False``.
+        device, dtype: accepted as PyTorch's (the CPU is the only device).
+
+    Shape:
+        - Input: ``(L, N, H_in)``, ``(N, L, H_in)`` with ``batch_first``, unbatched
+          ``(L, H_in)``, or a packed sequence; ``H_in = input_size``.
+        - hx: ``(D * num_layers, N, H_out)`` or unbatched ``(D * num_layers, H_out)``, with
+          ``D = 2`` if bidirectional else 1 and ``H_out = hidden_size``; zeros when omitted.
+        - Output: ``(L, N, D * H_out)`` (``(N, L, D * H_out)`` with ``batch_first``, or
+          ``(L, D * H_out)`` unbatched): the last layer's ``h_t`` for every ``t``.
+        - h_n: ``(D * num_layers, N, H_out)`` (or ``(D * num_layers, H_out)``), the final hidden
+          state of every layer and direction.
+
+    Attributes:
+        weight_ih_l[k]: ``(hidden_size, input_size)`` for ``k = 0``, else
+            ``(hidden_size, D * hidden_size)``.
+        weight_hh_l[k]: ``(hidden_size, hidden_size)``.
+        bias_ih_l[k], bias_hh_l[k]: ``(hidden_size,)``.
+        The backward direction's have a ``_reverse`` suffix. All are initialized from
+        ``U(-1 / sqrt(hidden_size), 1 / sqrt(hidden_size))``.
+
+    Example::
+
+        >>> rnn = nn.RNN(10, 20, 2)
+        >>> output, h_n = rnn(eager.randn(5, 3, 10), eager.randn(2, 3, 20))
+        >>> output.shape, h_n.shape
+        (eager.Size([5, 3, 20]), eager.Size([2, 3, 20]))
+        >>> rnn = nn.RNN(4, 8, nonlinearity="relu", batch_first=True, bidirectional=True)
+        >>> output, h_n = rnn(eager.randn(3, 5, 4))
+        >>> output.shape, h_n.shape
+        (eager.Size([3, 5, 16]), eager.Size([2, 3, 8]))
+    """
 
     def __init__(self, *args, **kwargs):
         if "proj_size" in kwargs:

@@ -78,7 +78,46 @@ def _squeeze0(x):
 
 
 class RNNCell(RNNCellBase):
-    """``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or relu)."""
+    """One step of an Elman RNN: ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)``.
+
+    With ``nonlinearity="relu"``, ReLU replaces tanh. ``forward(input, hx=None)`` returns the
+    new hidden state ``h'``; a missing ``hx`` is zeros. To run a whole sequence, call it in a
+    loop or use :class:`RNN`. Unlike PyTorch, a batch-size mismatch between ``input`` and
+    ``hx`` is not checked: an ``hx`` with batch size 1 broadcasts.
+
+    Args:
+        input_size (int): number of features of the input ``x``.
+        hidden_size (int): number of features of the hidden state ``h``.
+        bias (bool): if ``False``, the cell uses no ``b_ih`` and ``b_hh``. Default: ``True``.
+        nonlinearity (str): ``"tanh"`` or ``"relu"`` (another value raises ``ValueError``).
+            Default: ``"tanh"``.
+        device, dtype: accepted as PyTorch's (the CPU is the only device).
+
+    Shape:
+        - Input: ``(N, H_in)`` or ``(H_in)``, with ``H_in = input_size``.
+        - hx: ``(N, H_out)`` or ``(H_out)``, with ``H_out = hidden_size``; zeros when omitted.
+        - Output: ``(N, H_out)`` or ``(H_out)``, the next hidden state.
+
+    Attributes:
+        weight_ih: ``(hidden_size, input_size)``.
+        weight_hh: ``(hidden_size, hidden_size)``.
+        bias_ih, bias_hh: ``(hidden_size,)``.
+        All are initialized from ``U(-sqrt(k), sqrt(k))`` with ``k = 1 / hidden_size``.
+
+    Example::
+
+        >>> cell = nn.RNNCell(10, 20)
+        >>> x = eager.randn(6, 3, 10)
+        >>> hx = eager.randn(3, 20)
+        >>> outputs = []
+        >>> for t in range(6):
+        ...     hx = cell(x[t], hx)
+        ...     outputs.append(hx)
+        >>> eager.stack(outputs).shape
+        eager.Size([6, 3, 20])
+        >>> nn.RNNCell(10, 20, nonlinearity="relu")(eager.randn(10)).shape
+        eager.Size([20])
+    """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  nonlinearity: str = "tanh", device=None, dtype=None):
@@ -96,8 +135,50 @@ class RNNCell(RNNCellBase):
 
 
 class GRUCell(RNNCellBase):
-    """Gates (r, z, n) stacked in ``weight_ih``/``weight_hh``:
-    ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``, ``h' = (1 - z) * n + z * h``."""
+    """One step of a gated recurrent unit (GRU).
+
+    With ``x`` the input and ``h`` the hidden state::
+
+        r = sigmoid(W_ir x + b_ir + W_hr h + b_hr)
+        z = sigmoid(W_iz x + b_iz + W_hz h + b_hz)
+        n = tanh(W_in x + b_in + r * (W_hn h + b_hn))
+        h' = (1 - z) * n + z * h
+
+    The reset gate ``r`` multiplies ``W_hn h + b_hn`` (PyTorch's layout, not the original
+    paper's). ``forward(input, hx=None)`` returns ``h'``; a missing ``hx`` is zeros. As with
+    :class:`RNNCell`, the batch sizes of ``input`` and ``hx`` are not checked against each
+    other.
+
+    Args:
+        input_size (int): number of features of the input ``x``.
+        hidden_size (int): number of features of the hidden state ``h``.
+        bias (bool): if ``False``, the cell uses no ``b_ih`` and ``b_hh``. Default: ``True``.
+        device, dtype: accepted as PyTorch's (the CPU is the only device).
+
+    Shape:
+        - Input: ``(N, H_in)`` or ``(H_in)``, with ``H_in = input_size``.
+        - hx: ``(N, H_out)`` or ``(H_out)``, with ``H_out = hidden_size``; zeros when omitted.
+        - Output: ``(N, H_out)`` or ``(H_out)``, the next hidden state.
+
+    Attributes:
+        weight_ih: ``(3 * hidden_size, input_size)``, the gates ``(W_ir | W_iz | W_in)``
+            stacked.
+        weight_hh: ``(3 * hidden_size, hidden_size)``, ``(W_hr | W_hz | W_hn)``.
+        bias_ih, bias_hh: ``(3 * hidden_size,)``, stacked the same way.
+        All are initialized from ``U(-sqrt(k), sqrt(k))`` with ``k = 1 / hidden_size``.
+
+    Example::
+
+        >>> cell = nn.GRUCell(10, 20)
+        >>> x = eager.randn(6, 3, 10)
+        >>> hx = eager.randn(3, 20)
+        >>> for t in range(6):
+        ...     hx = cell(x[t], hx)
+        >>> hx.shape
+        eager.Size([3, 20])
+        >>> cell.weight_ih.shape
+        eager.Size([60, 10])
+    """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
                  dtype=None):
@@ -116,8 +197,56 @@ class GRUCell(RNNCellBase):
 
 
 class LSTMCell(RNNCellBase):
-    """Gates (i, f, g, o) stacked in ``weight_ih``/``weight_hh``:
-    ``c' = f * c + i * g``, ``h' = o * tanh(c')``; returns ``(h', c')``."""
+    """One step of a long short-term memory (LSTM) cell.
+
+    With ``x`` the input, ``h`` the hidden state and ``c`` the cell state::
+
+        i = sigmoid(W_ii x + b_ii + W_hi h + b_hi)
+        f = sigmoid(W_if x + b_if + W_hf h + b_hf)
+        g = tanh(W_ig x + b_ig + W_hg h + b_hg)
+        o = sigmoid(W_io x + b_io + W_ho h + b_ho)
+        c' = f * c + i * g
+        h' = o * tanh(c')
+
+    ``forward(input, hx=None)`` takes ``hx = (h, c)`` (both zeros when omitted) and returns
+    ``(h', c')``. There is no ``proj_size`` here (only :class:`LSTM` has it, as in PyTorch).
+    As with :class:`RNNCell`, the batch sizes of ``input`` and ``hx`` are not checked against
+    each other.
+
+    Args:
+        input_size (int): number of features of the input ``x``.
+        hidden_size (int): number of features of the hidden and cell states.
+        bias (bool): if ``False``, the cell uses no ``b_ih`` and ``b_hh``. Default: ``True``.
+        device, dtype: accepted as PyTorch's (the CPU is the only device).
+
+    Shape:
+        - Input: ``(N, H_in)`` or ``(H_in)``, with ``H_in = input_size``.
+        - hx: a tuple ``(h, c)`` of ``(N, H_out)`` or ``(H_out)`` tensors, with
+          ``H_out = hidden_size``; zeros when omitted.
+        - Output: a tuple ``(h', c')`` of ``(N, H_out)`` or ``(H_out)`` tensors.
+
+    Attributes:
+        weight_ih: ``(4 * hidden_size, input_size)``, the gates ``(W_ii | W_if | W_ig | W_io)``
+            stacked.
+        weight_hh: ``(4 * hidden_size, hidden_size)``, ``(W_hi | W_hf | W_hg | W_ho)``.
+        bias_ih, bias_hh: ``(4 * hidden_size,)``, stacked the same way.
+        All are initialized from ``U(-sqrt(k), sqrt(k))`` with ``k = 1 / hidden_size``.
+
+    Example::
+
+        >>> cell = nn.LSTMCell(10, 20)
+        >>> x = eager.randn(6, 3, 10)
+        >>> hx, cx = eager.randn(3, 20), eager.randn(3, 20)
+        >>> outputs = []
+        >>> for t in range(6):
+        ...     hx, cx = cell(x[t], (hx, cx))
+        ...     outputs.append(hx)
+        >>> eager.stack(outputs).shape
+        eager.Size([6, 3, 20])
+        >>> h, c = nn.LSTMCell(10, 20)(eager.randn(10))
+        >>> h.shape, c.shape
+        (eager.Size([20]), eager.Size([20]))
+    """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
                  dtype=None):
