@@ -12,20 +12,45 @@ __all__ = ["Adadelta"]
 
 
 class Adadelta(Optimizer):
-    """Adadelta (Zeiler, 2012).
+    """Adadelta (Zeiler, 2012), PyTorch's single-tensor algorithm.
+
+    Keeps running averages of the squared gradient (``square_avg``) and of the squared
+    updates (``acc_delta``); each step's update is the gradient scaled by
+    ``sqrt(acc_delta + eps) / sqrt(square_avg + eps)``, so its units match the
+    parameters' and ``lr`` (1 by default) only rescales it.
 
     Args:
-        params (iterable): parameters or parameter groups to optimize.
-        lr (float): scale of the update. Default: 1.0.
-        rho (float): decay of the running averages. Default: 0.9.
-        eps (float): added inside the square roots. Default: 1e-6.
-        weight_decay (float): L2 penalty. Default: 0.
-        maximize (bool): ascend instead of descend. Default: False.
+        params (iterable): parameters, or dicts defining parameter groups, to optimize.
+        lr (float or Tensor): factor applied to the update. Default: ``1.0``
+        rho (float): decay rate of the running averages. Default: ``0.9``
+        eps (float): added inside the square roots for numerical stability.
+            Default: ``1e-6``
+        weight_decay (float): L2 penalty coefficient, added to the gradient as
+            ``weight_decay * p``. Default: ``0``
+        foreach (bool, optional): accepted for compatibility; eager always runs the
+            single-tensor algorithm. Default: ``None``
+        capturable (bool): accepted for compatibility (the step count is not used by the
+            update). Default: ``False``
+        maximize (bool): maximize the objective instead of minimizing it. Default: ``False``
+        differentiable (bool): accepted for compatibility; steps always run under
+            ``no_grad``. Default: ``False``
 
     Example::
 
-        >>> opt = eager.optim.Adadelta(model.parameters())
-        >>> loss_fn(model(x), y).backward(); opt.step(); opt.zero_grad()
+        >>> model = nn.Linear(3, 1)
+        >>> opt = optim.Adadelta(model.parameters())
+        >>> x, y = eager.randn(32, 3), eager.randn(32, 1)
+        >>> losses = []
+        >>> for _ in range(20):
+        ...     opt.zero_grad()
+        ...     loss = F.mse_loss(model(x), y)
+        ...     loss.backward()
+        ...     opt.step()
+        ...     losses.append(loss.item())
+        >>> losses[-1] < losses[0]
+        True
+        >>> sorted(opt.state[model.weight])
+        ['acc_delta', 'square_avg', 'step']
     """
 
     def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,

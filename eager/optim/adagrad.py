@@ -18,6 +18,45 @@ __all__ = ["Adagrad"]
 
 
 class Adagrad(Optimizer):
+    """Adagrad (Duchi et al., 2011), PyTorch's single-tensor algorithm.
+
+    Each parameter element accumulates the sum of its squared gradients (``sum``, made at
+    construction) and moves by ``clr * g / (sqrt(sum) + eps)``, where the step size
+    ``clr = lr / (1 + (t - 1) * lr_decay)`` decays with the step count ``t``: elements
+    with large past gradients take smaller steps.
+
+    Args:
+        params (iterable): parameters, or dicts defining parameter groups, to optimize.
+        lr (float or Tensor): learning rate. Default: ``1e-2``
+        lr_decay (float): decay of the step size with the step count. Default: ``0``
+        weight_decay (float): L2 penalty coefficient, added to the gradient as
+            ``weight_decay * p``. Default: ``0``
+        initial_accumulator_value (float): the value ``sum`` starts from. Default: ``0``
+        eps (float): added to the denominator for numerical stability. Default: ``1e-10``
+        foreach (bool, optional): accepted for compatibility; eager always runs the
+            single-tensor algorithm. Default: ``None``
+        maximize (bool): maximize the objective instead of minimizing it. Default: ``False``
+        differentiable (bool): accepted for compatibility; steps always run under
+            ``no_grad``. Default: ``False``
+        fused (bool, optional): not supported: ``fused=True`` raises ``RuntimeError``.
+            Default: ``None``
+
+    Example::
+
+        >>> w = nn.Parameter(eager.tensor([1.0, -2.0]))
+        >>> opt = optim.Adagrad([w], lr=0.5, initial_accumulator_value=0.1)
+        >>> opt.state[w]["sum"]      # the state exists before the first step
+        tensor([0.1000, 0.1000])
+        >>> for _ in range(3):
+        ...     opt.zero_grad()
+        ...     (w ** 2).sum().backward()
+        ...     opt.step()
+        >>> opt.state[w]["step"].item()
+        3.0
+        >>> bool((w.detach().abs() < eager.tensor([1.0, 2.0])).all())
+        True
+    """
+
     def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0,
                  weight_decay: float = 0, initial_accumulator_value: float = 0,
                  eps: float = 1e-10, foreach=None, *, maximize: bool = False,

@@ -30,25 +30,50 @@ _ndarray = np.ndarray
 class Adam(Optimizer):
     """Adam (Kingma & Ba, 2014), PyTorch's single-tensor algorithm step for step.
 
+    Keeps running averages of the gradient (``exp_avg``) and of its square
+    (``exp_avg_sq``), corrects both for their zero start, and moves each parameter by
+    ``lr * m_hat / (sqrt(v_hat) + eps)``.
+
     Args:
-        params (iterable): parameters or parameter groups (dicts) to optimize.
-        lr (float or Tensor): learning rate. Default: 1e-3.
-        betas (tuple of 2 floats): decay of the running averages of the gradient and of
-            its square. Default: ``(0.9, 0.999)``.
-        eps (float): added to the denominator. Default: 1e-8.
-        weight_decay (float): L2 penalty added to the gradient. Default: 0.
-        amsgrad (bool): the AMSGrad variant (maximum of past squared averages).
-            Default: ``False``.
-        maximize (bool): ascend the objective. Default: ``False``.
-        decoupled_weight_decay (bool): AdamW's decay instead of L2. Default: ``False``.
-        foreach, capturable, differentiable, fused: accepted as PyTorch's.
+        params (iterable): parameters, or dicts defining parameter groups, to optimize.
+        lr (float or Tensor): learning rate. Default: ``1e-3``
+        betas (tuple of 2 floats): decay rates of the running averages of the gradient
+            and of its square. Default: ``(0.9, 0.999)``
+        eps (float): added to the denominator for numerical stability. Default: ``1e-8``
+        weight_decay (float): weight decay coefficient (an L2 penalty added to the
+            gradient, or a decoupled decay, see ``decoupled_weight_decay``). Default: ``0``
+        amsgrad (bool): the AMSGrad variant: divide by the largest ``exp_avg_sq`` seen so
+            far (kept in ``max_exp_avg_sq``). Default: ``False``
+        foreach (bool, optional): accepted for compatibility; eager always runs the
+            single-tensor algorithm. Default: ``None``
+        maximize (bool): maximize the objective instead of minimizing it. Default: ``False``
+        capturable (bool): keep the step count a tensor and use PyTorch's capturable
+            formulas (the same update, rounded differently). Default: ``False``
+        differentiable (bool): accepted for compatibility; steps always run under
+            ``no_grad``. Default: ``False``
+        fused (bool, optional): not supported: ``fused=True`` raises ``RuntimeError``.
+            Default: ``None``
+        decoupled_weight_decay (bool): shrink the parameters by ``1 - lr * weight_decay``
+            before the update (that is, :class:`AdamW`) instead of adding an L2 term to the
+            gradient. Default: ``False``
 
     Example::
 
-        >>> opt = eager.optim.Adam(model.parameters(), lr=1e-3)
-        >>> opt.zero_grad()
-        >>> loss_fn(model(x), y).backward()
-        >>> opt.step()
+        >>> model = nn.Linear(3, 1)
+        >>> opt = optim.Adam(model.parameters(), lr=0.05)
+        >>> x, y = eager.randn(32, 3), eager.randn(32, 1)
+        >>> losses = []
+        >>> for _ in range(20):
+        ...     opt.zero_grad()
+        ...     loss = F.mse_loss(model(x), y)
+        ...     loss.backward()
+        ...     opt.step()
+        ...     losses.append(loss.item())
+        >>> losses[-1] < losses[0]
+        True
+        >>> state = opt.state[model.weight]
+        >>> sorted(state), state["step"].item()
+        (['exp_avg', 'exp_avg_sq', 'step'], 20.0)
     """
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach=None,
@@ -227,23 +252,40 @@ def _write(dst, value):
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay (Loshchilov & Hutter): ``p *= 1 - lr * weight_decay``
-    before the Adam update.
+    """AdamW: Adam with decoupled weight decay (Loshchilov & Hutter, 2019), PyTorch's
+    single-tensor algorithm.
+
+    Each step first shrinks the parameters by ``1 - lr * weight_decay``, then applies the
+    Adam update to the gradient as it is (no L2 term is added to it): ``Adam`` with
+    ``decoupled_weight_decay=True`` and a nonzero default decay.
 
     Args:
-        params (iterable): parameters or parameter groups (dicts) to optimize.
-        lr (float or Tensor): learning rate. Default: 1e-3.
-        betas (tuple of 2 floats): decay of the running averages. Default: ``(0.9, 0.999)``.
-        eps (float): added to the denominator. Default: 1e-8.
-        weight_decay (float): decoupled weight decay. Default: 1e-2.
-        amsgrad (bool): the AMSGrad variant. Default: ``False``.
-        maximize (bool): ascend the objective. Default: ``False``.
-        foreach, capturable, differentiable, fused: accepted as PyTorch's.
+        params (iterable): parameters, or dicts defining parameter groups, to optimize.
+        lr (float or Tensor): learning rate. Default: ``1e-3``
+        betas (tuple of 2 floats): decay rates of the running averages of the gradient
+            and of its square. Default: ``(0.9, 0.999)``
+        eps (float): added to the denominator for numerical stability. Default: ``1e-8``
+        weight_decay (float): decoupled weight decay coefficient. Default: ``1e-2``
+        amsgrad (bool): the AMSGrad variant: divide by the largest ``exp_avg_sq`` seen so
+            far. Default: ``False``
+        maximize (bool): maximize the objective instead of minimizing it. Default: ``False``
+        foreach (bool, optional): accepted for compatibility; eager always runs the
+            single-tensor algorithm. Default: ``None``
+        capturable (bool): keep the step count a tensor and use PyTorch's capturable
+            formulas (the same update, rounded differently). Default: ``False``
+        differentiable (bool): accepted for compatibility; steps always run under
+            ``no_grad``. Default: ``False``
+        fused (bool, optional): not supported: ``fused=True`` raises ``RuntimeError``.
+            Default: ``None``
 
     Example::
 
-        >>> opt = eager.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
-        >>> loss_fn(model(x), y).backward(); opt.step(); opt.zero_grad()
+        >>> w = nn.Parameter(eager.ones(2))
+        >>> opt = optim.AdamW([w], lr=0.1, weight_decay=0.5)
+        >>> w.grad = eager.zeros(2)    # no gradient: only the decay moves w
+        >>> opt.step()
+        >>> w.detach()
+        tensor([0.9500, 0.9500])
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps: float = 1e-8,

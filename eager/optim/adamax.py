@@ -52,11 +52,10 @@ class Adamax(Optimizer):
         ...     opt.zero_grad()
         ...     (w ** 2).sum().backward()
         ...     opt.step()
-        >>> w
-        Parameter containing:
-        tensor([ 0.7000, -1.7000], requires_grad=True)
-        >>> opt.state[w]["exp_inf"]
-        tensor([1.6000, 3.6000])
+        >>> w.detach()
+        tensor([ 0.7155, -1.7076])
+        >>> opt.state[w]["exp_inf"]     # the first (largest) |gradient|, decayed twice
+        tensor([1.9960, 3.9920])
     """
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps: float = 1e-8,

@@ -15,10 +15,55 @@ __all__ = ["ChainedScheduler", "OneCycleLR", "ReduceLROnPlateau", "SequentialLR"
 
 
 class OneCycleLR(LRScheduler):
-    """The 1cycle policy: the lr rises from ``max_lr / div_factor`` to ``max_lr`` over
-    ``pct_start`` of ``total_steps``, then anneals to ``initial_lr / final_div_factor``
-    (``three_phase``: back to the initial lr first); momentum (or Adam's beta1) cycles the
-    other way when ``cycle_momentum``.  Step it after every batch."""
+    """The 1cycle policy (Smith & Topin, 2018), stepped after every batch: the learning rate
+    rises from ``max_lr / div_factor`` to ``max_lr`` over the first ``pct_start`` of
+    ``total_steps``, then anneals down to ``max_lr / div_factor / final_div_factor``
+    (``three_phase``: first back to the starting lr, then down).  With ``cycle_momentum``,
+    the momentum (or Adam's ``beta1``) moves the opposite way between ``max_momentum`` and
+    ``base_momentum``.  Stepping past ``total_steps`` raises ``ValueError``.
+
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates are scheduled.
+        max_lr (float or list of floats): the peak learning rate, or one per group.
+        total_steps (int, optional): the length of the cycle; if ``None``,
+            ``epochs * steps_per_epoch``. Default: ``None``
+        epochs (int, optional): the number of epochs, with ``steps_per_epoch``.
+            Default: ``None``
+        steps_per_epoch (int, optional): the number of steps per epoch, with ``epochs``.
+            Default: ``None``
+        pct_start (float): the fraction of the cycle spent raising the lr. Default: ``0.3``
+        anneal_strategy (str): ``"cos"`` for cosine annealing, ``"linear"`` for linear.
+            Default: ``"cos"``
+        cycle_momentum (bool): cycle the momentum inversely to the lr (the optimizer needs a
+            ``momentum`` or ``betas`` hyperparameter). Default: ``True``
+        base_momentum (float or list of floats): the lowest momentum, reached with the peak
+            lr. Default: ``0.85``
+        max_momentum (float or list of floats): the highest momentum, at the start and the
+            end of the cycle. Default: ``0.95``
+        div_factor (float): the starting lr is ``max_lr / div_factor``. Default: ``25.0``
+        final_div_factor (float): the final lr is the starting lr divided by this.
+            Default: ``1e4``
+        three_phase (bool): go back down to the starting lr before the final annealing.
+            Default: ``False``
+        last_epoch (int): the index of the last batch when resuming a schedule.
+            Default: ``-1``
+
+    Example::
+
+        >>> opt = optim.SGD(nn.Linear(3, 1).parameters(), lr=0.1, momentum=0.9)
+        >>> sched = optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=6)
+        >>> for batch in range(6):
+        ...     group = opt.param_groups[0]
+        ...     print(round(group["lr"], 4), round(group["momentum"], 4))
+        ...     opt.step()      # a batch of training would go here
+        ...     sched.step()
+        0.04 0.95
+        0.9944 0.8506
+        0.8117 0.8688
+        0.4626 0.9037
+        0.1335 0.9367
+        0.0 0.95
+    """
 
     def __init__(self, optimizer, max_lr, total_steps: int | None = None,
                  epochs: int | None = None, steps_per_epoch: int | None = None,
@@ -150,8 +195,33 @@ class _Composite(LRScheduler):
 
 
 class SequentialLR(_Composite):
-    """``schedulers[i]`` drives the lr from ``milestones[i - 1]`` on (each restarts from
-    its epoch 0 at its milestone)."""
+    """Run schedulers one after another: ``schedulers[0]`` until epoch ``milestones[0]``, then
+    ``schedulers[1]`` (restarted from its own epoch 0) until ``milestones[1]``, and so on.
+    Typically a warm-up followed by a decay.
+
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates are scheduled (all the
+            schedulers must belong to it).
+        schedulers (list of LRScheduler): the schedulers, in order (no
+            :class:`ReduceLROnPlateau`).
+        milestones (list of int): the epochs at which the next scheduler takes over (one
+            fewer than the schedulers).
+        last_epoch (int): the index of the last epoch. Default: ``-1``
+
+    Example::
+
+        >>> opt = optim.SGD(nn.Linear(3, 1).parameters(), lr=0.1)
+        >>> warmup = optim.lr_scheduler.LinearLR(opt, start_factor=0.1, total_iters=2)
+        >>> decay = optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+        >>> sched = optim.lr_scheduler.SequentialLR(opt, [warmup, decay], milestones=[3])
+        >>> lrs = []
+        >>> for epoch in range(7):
+        ...     lrs.append(round(sched.get_last_lr()[0], 5))
+        ...     opt.step()      # an epoch of training would go here
+        ...     sched.step()
+        >>> lrs
+        [0.01, 0.055, 0.1, 0.1, 0.05, 0.025, 0.0125]
+    """
 
     def __init__(self, optimizer, schedulers, milestones, last_epoch: int = -1):
         _check_schedulers(self.__class__.__name__, optimizer, schedulers, "")
@@ -191,7 +261,29 @@ class SequentialLR(_Composite):
 
 
 class ChainedScheduler(_Composite):
-    """Step every scheduler in turn (their effects multiply)."""
+    """Step several schedulers together at every epoch: each one changes the learning rate in
+    turn, so their effects compose.
+
+    Args:
+        schedulers (list of LRScheduler): the schedulers (no :class:`ReduceLROnPlateau`),
+            all of one optimizer.
+        optimizer (Optimizer, optional): their optimizer; by default the first scheduler's.
+            Default: ``None``
+
+    Example::
+
+        >>> opt = optim.SGD(nn.Linear(3, 1).parameters(), lr=0.1)
+        >>> sched = optim.lr_scheduler.ChainedScheduler([
+        ...     optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2),
+        ...     optim.lr_scheduler.ExponentialLR(opt, gamma=0.9)])
+        >>> lrs = []
+        >>> for epoch in range(4):
+        ...     lrs.append(round(sched.get_last_lr()[0], 5))
+        ...     opt.step()      # an epoch of training would go here
+        ...     sched.step()
+        >>> lrs
+        [0.05, 0.045, 0.081, 0.0729]
+    """
 
     def __init__(self, schedulers, optimizer=None):
         optimizer = optimizer or (schedulers[0].optimizer if schedulers else None)
@@ -207,9 +299,42 @@ class ChainedScheduler(_Composite):
 
 
 class ReduceLROnPlateau(LRScheduler):
-    """Multiply the lr by ``factor`` once ``metrics`` (passed to :meth:`step`) has not
-    improved for ``patience`` epochs (then wait ``cooldown`` epochs); never below
-    ``min_lr``."""
+    """Multiply the learning rate of each parameter group by ``factor`` once a monitored
+    metric, passed to :meth:`step`, has stopped improving for more than ``patience``
+    epochs; then wait ``cooldown`` epochs before counting again.  The lr never goes below
+    ``min_lr``, and changes smaller than ``eps`` are skipped.
+
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates are scheduled.
+        mode (str): ``"min"`` when the metric should decrease (a loss), ``"max"`` when it
+            should increase (an accuracy). Default: ``"min"``
+        factor (float): the multiplicative factor of a reduction, below 1.
+            Default: ``0.1``
+        patience (int): the number of epochs without improvement tolerated before a
+            reduction. Default: ``10``
+        threshold (float): how much the metric must beat the best value so far to
+            count as an improvement (see ``threshold_mode``). Default: ``1e-4``
+        threshold_mode (str): ``"rel"`` to measure it relative to the best value so far
+            (``best * (1 - threshold)`` in ``"min"`` mode), ``"abs"`` in absolute terms
+            (``best - threshold``). Default: ``"rel"``
+        cooldown (int): the number of epochs after a reduction during which bad epochs are
+            not counted. Default: ``0``
+        min_lr (float or list of floats): the lower bound of the lr, or one per group.
+            Default: ``0``
+        eps (float): the smallest change of the lr applied. Default: ``1e-8``
+
+    Example::
+
+        >>> opt = optim.SGD(nn.Linear(3, 1).parameters(), lr=0.1)
+        >>> sched = optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=1)
+        >>> lrs = []
+        >>> for val_loss in [1.0, 0.9, 0.9, 0.9, 0.9, 0.8, 0.8, 0.8]:
+        ...     opt.step()      # an epoch of training would go here
+        ...     sched.step(val_loss)
+        ...     lrs.append(sched.get_last_lr()[0])
+        >>> lrs
+        [0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 0.05, 0.025]
+    """
 
     def __init__(self, optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
                  threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0,

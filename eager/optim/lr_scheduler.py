@@ -20,7 +20,29 @@ __all__ = ["ChainedScheduler", "ConstantLR", "CosineAnnealingLR", "ExponentialLR
 
 
 class StepLR(LRScheduler):
-    """Multiply the lr by ``gamma`` every ``step_size`` epochs."""
+    """Multiply the learning rate of each parameter group by ``gamma`` every ``step_size``
+    epochs: ``lr = initial_lr * gamma ** (epoch // step_size)`` when nothing else changes it.
+
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates are scheduled.
+        step_size (int): number of epochs between two decays.
+        gamma (float): multiplicative factor of each decay. Default: ``0.1``
+        last_epoch (int): the index of the last epoch when resuming a schedule; ``-1``
+            starts afresh (and records each group's ``lr`` as its ``initial_lr``).
+            Default: ``-1``
+
+    Example::
+
+        >>> opt = optim.SGD(nn.Linear(3, 1).parameters(), lr=0.1)
+        >>> sched = optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+        >>> lrs = []
+        >>> for epoch in range(6):
+        ...     lrs.append(round(sched.get_last_lr()[0], 5))
+        ...     opt.step()      # an epoch of training would go here
+        ...     sched.step()
+        >>> lrs
+        [0.1, 0.1, 0.05, 0.05, 0.025, 0.025]
+    """
 
     def __init__(self, optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1):
         self.step_size = step_size
@@ -39,6 +61,30 @@ class StepLR(LRScheduler):
 
 
 class MultiStepLR(LRScheduler):
+    """Multiply the learning rate of each parameter group by ``gamma`` each time the epoch
+    count reaches one of the ``milestones`` (a milestone listed twice decays twice).
+
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates are scheduled.
+        milestones (list of int): the epochs at which to decay.
+        gamma (float): multiplicative factor of each decay. Default: ``0.1``
+        last_epoch (int): the index of the last epoch when resuming a schedule; ``-1``
+            starts afresh (and records each group's ``lr`` as its ``initial_lr``).
+            Default: ``-1``
+
+    Example::
+
+        >>> opt = optim.SGD(nn.Linear(3, 1).parameters(), lr=0.1)
+        >>> sched = optim.lr_scheduler.MultiStepLR(opt, milestones=[2, 5], gamma=0.1)
+        >>> lrs = []
+        >>> for epoch in range(7):
+        ...     lrs.append(round(sched.get_last_lr()[0], 5))
+        ...     opt.step()      # an epoch of training would go here
+        ...     sched.step()
+        >>> lrs
+        [0.1, 0.1, 0.01, 0.01, 0.01, 0.001, 0.001]
+    """
+
     def __init__(self, optimizer, milestones, gamma: float = 0.1, last_epoch: int = -1):
         self.milestones = sorted(milestones)
         self.gamma = gamma
@@ -55,6 +101,28 @@ class MultiStepLR(LRScheduler):
 
 
 class ExponentialLR(LRScheduler):
+    """Multiply the learning rate of each parameter group by ``gamma`` every epoch.
+
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates are scheduled.
+        gamma (float): multiplicative factor of the decay.
+        last_epoch (int): the index of the last epoch when resuming a schedule; ``-1``
+            starts afresh (and records each group's ``lr`` as its ``initial_lr``).
+            Default: ``-1``
+
+    Example::
+
+        >>> opt = optim.SGD(nn.Linear(3, 1).parameters(), lr=0.1)
+        >>> sched = optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+        >>> lrs = []
+        >>> for epoch in range(5):
+        ...     lrs.append(round(sched.get_last_lr()[0], 5))
+        ...     opt.step()      # an epoch of training would go here
+        ...     sched.step()
+        >>> lrs
+        [0.1, 0.05, 0.025, 0.0125, 0.00625]
+    """
+
     def __init__(self, optimizer, gamma: float, last_epoch: int = -1):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -70,6 +138,32 @@ class ExponentialLR(LRScheduler):
 
 
 class LambdaLR(LRScheduler):
+    """Set the learning rate of each parameter group to its initial learning rate times
+    ``lr_lambda(epoch)``: any schedule given as a function of the epoch count, as a warm-up.
+    Its :meth:`state_dict` leaves the functions out.
+
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates are scheduled.
+        lr_lambda (callable or list of callables): the factor as a function of the
+            epoch count; a list gives one function per parameter group.
+        last_epoch (int): the index of the last epoch when resuming a schedule; ``-1``
+            starts afresh (and records each group's ``lr`` as its ``initial_lr``).
+            Default: ``-1``
+
+    Example::
+
+        >>> opt = optim.SGD(nn.Linear(3, 1).parameters(), lr=0.1)
+        >>> warmup = lambda epoch: min(1.0, (epoch + 1) / 4)
+        >>> sched = optim.lr_scheduler.LambdaLR(opt, lr_lambda=warmup)
+        >>> lrs = []
+        >>> for epoch in range(6):
+        ...     lrs.append(round(sched.get_last_lr()[0], 5))
+        ...     opt.step()      # an epoch of training would go here
+        ...     sched.step()
+        >>> lrs
+        [0.025, 0.05, 0.075, 0.1, 0.1, 0.1]
+    """
+
     def __init__(self, optimizer, lr_lambda, last_epoch: int = -1):
         n = len(optimizer.param_groups)
         self.lr_lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) \
@@ -86,7 +180,30 @@ class LambdaLR(LRScheduler):
 
 
 class MultiplicativeLR(LRScheduler):
-    """Multiply the lr by ``lr_lambda(epoch)`` every epoch."""
+    """Multiply the learning rate of each parameter group by ``lr_lambda(epoch)`` at every
+    epoch (the factors compound, unlike :class:`LambdaLR`'s).  Its :meth:`state_dict`
+    leaves the functions out.
+
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates are scheduled.
+        lr_lambda (callable or list of callables): the factor as a function of the
+            epoch count; a list gives one function per parameter group.
+        last_epoch (int): the index of the last epoch when resuming a schedule; ``-1``
+            starts afresh (and records each group's ``lr`` as its ``initial_lr``).
+            Default: ``-1``
+
+    Example::
+
+        >>> opt = optim.SGD(nn.Linear(3, 1).parameters(), lr=0.1)
+        >>> sched = optim.lr_scheduler.MultiplicativeLR(opt, lr_lambda=lambda epoch: 0.9)
+        >>> lrs = []
+        >>> for epoch in range(5):
+        ...     lrs.append(round(sched.get_last_lr()[0], 5))
+        ...     opt.step()      # an epoch of training would go here
+        ...     sched.step()
+        >>> lrs
+        [0.1, 0.09, 0.081, 0.0729, 0.06561]
+    """
 
     def __init__(self, optimizer, lr_lambda, last_epoch: int = -1):
         n = len(optimizer.param_groups)
@@ -107,7 +224,29 @@ class MultiplicativeLR(LRScheduler):
 
 
 class ConstantLR(LRScheduler):
-    """``lr * factor`` for the first ``total_iters`` epochs, then ``lr``."""
+    """Scale the learning rate of each parameter group by ``factor`` for the first
+    ``total_iters`` epochs, then restore it.
+
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates are scheduled.
+        factor (float): the scale, between 0 and 1. Default: ``1/3``
+        total_iters (int): the number of scaled epochs. Default: ``5``
+        last_epoch (int): the index of the last epoch when resuming a schedule; ``-1``
+            starts afresh (and records each group's ``lr`` as its ``initial_lr``).
+            Default: ``-1``
+
+    Example::
+
+        >>> opt = optim.SGD(nn.Linear(3, 1).parameters(), lr=0.1)
+        >>> sched = optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=3)
+        >>> lrs = []
+        >>> for epoch in range(5):
+        ...     lrs.append(round(sched.get_last_lr()[0], 5))
+        ...     opt.step()      # an epoch of training would go here
+        ...     sched.step()
+        >>> lrs
+        [0.05, 0.05, 0.05, 0.1, 0.1]
+    """
 
     def __init__(self, optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
                  last_epoch: int = -1):
@@ -131,8 +270,31 @@ class ConstantLR(LRScheduler):
 
 
 class LinearLR(LRScheduler):
-    """The lr factor goes linearly from ``start_factor`` to ``end_factor`` over
-    ``total_iters`` epochs, then stays."""
+    """Scale the learning rate of each parameter group by a factor that changes linearly from
+    ``start_factor`` to ``end_factor`` over ``total_iters`` epochs, then stays at
+    ``end_factor`` (a linear warm-up, or decay).
+
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates are scheduled.
+        start_factor (float): the factor at epoch 0, in (0, 1]. Default: ``1/3``
+        end_factor (float): the factor from epoch ``total_iters`` on, in [0, 1]. Default: ``1.0``
+        total_iters (int): the number of epochs the change takes. Default: ``5``
+        last_epoch (int): the index of the last epoch when resuming a schedule; ``-1``
+            starts afresh (and records each group's ``lr`` as its ``initial_lr``).
+            Default: ``-1``
+
+    Example::
+
+        >>> opt = optim.SGD(nn.Linear(3, 1).parameters(), lr=0.1)
+        >>> sched = optim.lr_scheduler.LinearLR(opt, start_factor=0.25, total_iters=3)
+        >>> lrs = []
+        >>> for epoch in range(5):
+        ...     lrs.append(round(sched.get_last_lr()[0], 5))
+        ...     opt.step()      # an epoch of training would go here
+        ...     sched.step()
+        >>> lrs
+        [0.025, 0.05, 0.075, 0.1, 0.1]
+    """
 
     def __init__(self, optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
                  total_iters: int = 5, last_epoch: int = -1):
@@ -163,7 +325,29 @@ class LinearLR(LRScheduler):
 
 
 class PolynomialLR(LRScheduler):
-    """Decay the lr to 0 over ``total_iters`` epochs as ``(1 - t/total_iters) ** power``."""
+    """Decay the learning rate of each parameter group to 0 over ``total_iters`` epochs:
+    ``lr = initial_lr * (1 - epoch / total_iters) ** power``, then 0.
+
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates are scheduled.
+        total_iters (int): the number of epochs the decay takes. Default: ``5``
+        power (float): the power of the polynomial. Default: ``1.0``
+        last_epoch (int): the index of the last epoch when resuming a schedule; ``-1``
+            starts afresh (and records each group's ``lr`` as its ``initial_lr``).
+            Default: ``-1``
+
+    Example::
+
+        >>> opt = optim.SGD(nn.Linear(3, 1).parameters(), lr=0.1)
+        >>> sched = optim.lr_scheduler.PolynomialLR(opt, total_iters=4, power=2.0)
+        >>> lrs = []
+        >>> for epoch in range(6):
+        ...     lrs.append(round(sched.get_last_lr()[0], 5))
+        ...     opt.step()      # an epoch of training would go here
+        ...     sched.step()
+        >>> lrs
+        [0.1, 0.05625, 0.025, 0.00625, 0.0, 0.0]
+    """
 
     def __init__(self, optimizer, total_iters: int = 5, power: float = 1.0,
                  last_epoch: int = -1):
@@ -185,8 +369,32 @@ class PolynomialLR(LRScheduler):
 
 
 class CosineAnnealingLR(LRScheduler):
-    """``eta_min + (base - eta_min) * (1 + cos(pi * t / T_max)) / 2`` (recursively, so it
-    follows other changes to the lr, and keeps cycling after ``T_max``)."""
+    """Anneal the learning rate of each parameter group from its initial value to ``eta_min``
+    along half a cosine period of ``T_max`` epochs:
+    ``lr = eta_min + (initial_lr - eta_min) * (1 + cos(pi * epoch / T_max)) / 2``.  It is
+    computed recursively from the current lr (so it composes with other changes to it),
+    and keeps going after ``T_max``: the lr climbs back over the next ``T_max`` epochs.
+
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates are scheduled.
+        T_max (int): the number of epochs of the descent (half a period).
+        eta_min (float): the lowest learning rate. Default: ``0.0``
+        last_epoch (int): the index of the last epoch when resuming a schedule; ``-1``
+            starts afresh (and records each group's ``lr`` as its ``initial_lr``).
+            Default: ``-1``
+
+    Example::
+
+        >>> opt = optim.SGD(nn.Linear(3, 1).parameters(), lr=0.1)
+        >>> sched = optim.lr_scheduler.CosineAnnealingLR(opt, T_max=4, eta_min=0.01)
+        >>> lrs = []
+        >>> for epoch in range(9):
+        ...     lrs.append(round(sched.get_last_lr()[0], 5))
+        ...     opt.step()      # an epoch of training would go here
+        ...     sched.step()
+        >>> lrs
+        [0.1, 0.08682, 0.055, 0.02318, 0.01, 0.02318, 0.055, 0.08682, 0.1]
+    """
 
     def __init__(self, optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1):
         self.T_max = T_max

@@ -32,6 +32,42 @@ required = _RequiredParameter()
 
 
 class Optimizer:
+    """The base class of the optimizers: it holds the parameter groups and the
+    per-parameter state, clears gradients and saves or restores its state, as PyTorch's.
+
+    A subclass passes its hyperparameters as ``defaults`` and implements :meth:`step`,
+    reading the hyperparameters from each entry of ``param_groups`` (so a change there, as
+    an LR scheduler makes, takes effect at the next step) and keeping whatever it carries
+    from step to step in ``state[p]``.  :meth:`state_dict` numbers the parameters in group
+    order, so a saved state loads into an optimizer built the same way on other tensors.
+
+    Args:
+        params (iterable): the tensors to optimize, ``(name, tensor)`` pairs, or dicts
+            defining parameter groups (each with a ``"params"`` entry and, optionally, its
+            own values for some hyperparameters).
+        defaults (dict): the hyperparameters' values for groups that do not set them.
+
+    Example::
+
+        >>> class SignSGD(optim.Optimizer):
+        ...     def __init__(self, params, lr=0.01):
+        ...         super().__init__(params, {"lr": lr})
+        ...     @eager.no_grad()
+        ...     def step(self, closure=None):
+        ...         for group in self.param_groups:
+        ...             for p in group["params"]:
+        ...                 if p.grad is not None:
+        ...                     p.add_(p.grad.sign(), alpha=-group["lr"])
+        >>> w = nn.Parameter(eager.tensor([1.0, -2.0]))
+        >>> opt = SignSGD([w], lr=0.5)
+        >>> (w ** 2).sum().backward()
+        >>> opt.step()
+        >>> w.detach()
+        tensor([ 0.5000, -1.5000])
+        >>> opt.state_dict()
+        {'state': {}, 'param_groups': [{'lr': 0.5, 'params': [0]}]}
+    """
+
     def __init__(self, params, defaults: dict):
         self.defaults = defaults
         self.state: defaultdict = defaultdict(dict)

@@ -20,6 +20,50 @@ def _lerp_(start, end, weight: float):
 
 
 class RMSprop(Optimizer):
+    """RMSprop (Hinton's lecture notes), PyTorch's single-tensor algorithm.
+
+    Keeps a running average of the squared gradient, ``v = alpha * v + (1 - alpha) * g**2``
+    (``square_avg``), and moves each parameter by ``lr * g / (sqrt(v) + eps)``.  Centered,
+    it subtracts the square of the running average of the gradient (``grad_avg``) from
+    ``v`` first (an estimate of the variance); with momentum, ``g / (sqrt(v) + eps)`` goes
+    into a momentum buffer (``momentum_buffer``) and the buffer is applied.
+
+    Args:
+        params (iterable): parameters, or dicts defining parameter groups, to optimize.
+        lr (float or Tensor): learning rate. Default: ``1e-2``
+        alpha (float): decay rate of the running averages. Default: ``0.99``
+        eps (float): added to the denominator for numerical stability. Default: ``1e-8``
+        weight_decay (float): L2 penalty coefficient, added to the gradient as
+            ``weight_decay * p``. Default: ``0``
+        momentum (float): momentum factor (0 disables the buffer). Default: ``0``
+        centered (bool): normalize by the estimated variance of the gradient instead of
+            its second moment. Default: ``False``
+        capturable (bool): accepted for compatibility (the step count is not used by the
+            update). Default: ``False``
+        foreach (bool, optional): accepted for compatibility; eager always runs the
+            single-tensor algorithm. Default: ``None``
+        maximize (bool): maximize the objective instead of minimizing it. Default: ``False``
+        differentiable (bool): accepted for compatibility; steps always run under
+            ``no_grad``. Default: ``False``
+
+    Example::
+
+        >>> model = nn.Linear(3, 1)
+        >>> opt = optim.RMSprop(model.parameters(), lr=0.01, momentum=0.5, centered=True)
+        >>> x, y = eager.randn(32, 3), eager.randn(32, 1)
+        >>> losses = []
+        >>> for _ in range(20):
+        ...     opt.zero_grad()
+        ...     loss = F.mse_loss(model(x), y)
+        ...     loss.backward()
+        ...     opt.step()
+        ...     losses.append(loss.item())
+        >>> losses[-1] < losses[0]
+        True
+        >>> sorted(opt.state[model.bias])
+        ['grad_avg', 'momentum_buffer', 'square_avg', 'step']
+    """
+
     def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False,
                  capturable: bool = False, foreach=None, maximize: bool = False,

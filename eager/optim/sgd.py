@@ -13,26 +13,51 @@ __all__ = ["SGD"]
 
 
 class SGD(Optimizer):
-    """Stochastic gradient descent, optionally with momentum (PyTorch's algorithm):
-    ``b = momentum * b + (1 - dampening) * g``, ``p -= lr * (g + momentum * b if nesterov
-    else b)``.
+    """Stochastic gradient descent, optionally with momentum, PyTorch's single-tensor
+    algorithm.
+
+    With momentum, the buffer starts as the first gradient and then follows
+    ``b = momentum * b + (1 - dampening) * g``; the parameters move by ``-lr * b``, or by
+    ``-lr * (g + momentum * b)`` with Nesterov momentum.
 
     Args:
-        params (iterable): parameters or parameter groups (dicts) to optimize.
-        lr (float): learning rate. Default: 1e-3.
-        momentum (float): momentum factor. Default: 0.
-        dampening (float): dampening for momentum. Default: 0.
-        weight_decay (float): L2 penalty added to the gradient. Default: 0.
-        nesterov (bool): Nesterov momentum. Default: ``False``.
-        maximize (bool): ascend the objective. Default: ``False``.
-        foreach, differentiable, fused: accepted as PyTorch's (``fused=True`` raises).
+        params (iterable): parameters, or dicts defining parameter groups, to optimize.
+        lr (float or Tensor): learning rate. Default: ``1e-3``
+        momentum (float): momentum factor (0 disables the buffer). Default: ``0``
+        dampening (float): scales down the gradient added to the momentum buffer by
+            ``1 - dampening``. Default: ``0``
+        weight_decay (float): L2 penalty coefficient, added to the gradient as
+            ``weight_decay * p``. Default: ``0``
+        nesterov (bool): use Nesterov momentum (needs ``momentum > 0`` and zero
+            ``dampening``). Default: ``False``
+        maximize (bool): maximize the objective instead of minimizing it. Default: ``False``
+        foreach (bool, optional): accepted for compatibility; eager always runs the
+            single-tensor algorithm. Default: ``None``
+        differentiable (bool): accepted for compatibility; steps always run under
+            ``no_grad``. Default: ``False``
+        fused (bool, optional): not supported: ``fused=True`` raises ``RuntimeError``.
+            Default: ``None``
 
     Example::
 
-        >>> opt = eager.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-        >>> opt.zero_grad()
-        >>> loss_fn(model(x), y).backward()
-        >>> opt.step()
+        >>> model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+        >>> opt = optim.SGD([{"params": model[0].parameters()},
+        ...                  {"params": model[2].parameters(), "lr": 0.01}],
+        ...                 lr=0.1, momentum=0.9)
+        >>> [group["lr"] for group in opt.param_groups]
+        [0.1, 0.01]
+        >>> x, y = eager.randn(16, 3), eager.randn(16, 1)
+        >>> losses = []
+        >>> for _ in range(10):
+        ...     opt.zero_grad()
+        ...     loss = F.mse_loss(model(x), y)
+        ...     loss.backward()
+        ...     opt.step()
+        ...     losses.append(loss.item())
+        >>> losses[-1] < losses[0]
+        True
+        >>> sorted(opt.state[model[0].weight])
+        ['momentum_buffer']
     """
     def __init__(self, params, lr=1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
