@@ -67,11 +67,57 @@ def _detect_is_causal_mask(mask, is_causal=None, size=None) -> bool:
 
 
 class TransformerEncoderLayer(Module):
-    """Self-attention then a feed-forward block (``linear1`` -> activation -> ``dropout``
-    -> ``linear2``), each with a residual connection and a LayerNorm: after the residual
-    (``norm_first=False``, the default) or before the block (``norm_first=True``).
+    """One Transformer encoder layer: self-attention and a feed-forward block.
 
-    ``forward(src, src_mask=None, src_key_padding_mask=None, is_causal=False)``."""
+    The input goes through multi-head self-attention (``self_attn``) and then through the
+    feed-forward block ``linear2(dropout(activation(linear1(x))))``; each block has dropout,
+    a residual connection and a layer norm (``norm1``, ``norm2``), applied after the residual
+    sum by default or before the block with ``norm_first=True``. It is the layer of
+    "Attention Is All You Need" (Vaswani et al., 2017). ``forward(src, src_mask=None,
+    src_key_padding_mask=None, is_causal=False)``.
+
+    Masks follow :class:`MultiheadAttention`: a boolean mask is ``True`` where attention is
+    not allowed, a float mask is added to the attention scores (``-inf`` blocks). The
+    ``*_is_causal`` flags are hints that the matching mask is the causal mask; they do not
+    replace it (``is_causal=True`` without a mask raises ``RuntimeError``). PyTorch's inference
+    fast path (fused kernels, nested tensors) is not reproduced: every call computes the
+    regular path, so the output is the same in training and eval mode except for dropout.
+
+    Args:
+        d_model (int): number of features of each position (the embedding size).
+        nhead (int): number of attention heads; must divide ``d_model``.
+        dim_feedforward (int): hidden size of the feed-forward block. Default: ``2048``.
+        dropout (float): dropout probability after the attention and feed-forward blocks and
+            inside the feed-forward block (and on the attention weights). Default: ``0.1``.
+        activation (str or Callable): the feed-forward activation: ``"relu"``, ``"gelu"`` or a
+            callable (another string raises ``RuntimeError``). Default: ``F.relu``.
+        layer_norm_eps (float): ``eps`` of the layer norms. Default: ``1e-5``.
+        batch_first (bool): if ``True``, inputs and output are ``(N, S, E)`` instead of
+            ``(S, N, E)``. Default: ``False``.
+        norm_first (bool): if ``True``, each block is applied to ``norm(x)`` and added to ``x``
+            (pre-norm); else ``norm`` is applied after the residual sum (post-norm).
+            Default: ``False``.
+        bias (bool): if ``False``, the linear layers, attention projections and layer norms learn
+            no additive bias. Default: ``True``.
+        device, dtype: accepted as PyTorch's (the CPU is the only device).
+
+    Shape:
+        - Input: ``src`` ``(S, N, E)``, ``(N, S, E)`` with ``batch_first``, or unbatched
+          ``(S, E)``, with ``E = d_model``; ``src_mask`` ``(S, S)`` or ``(N * nhead, S, S)``;
+          ``src_key_padding_mask`` ``(N, S)`` (or ``(S)`` unbatched), ``True`` at padding.
+        - Output: the shape of ``src``.
+
+    Example::
+
+        >>> layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64)
+        >>> src = eager.randn(10, 3, 32)
+        >>> layer(src).shape
+        eager.Size([10, 3, 32])
+        >>> layer = nn.TransformerEncoderLayer(32, 4, 64, batch_first=True, norm_first=True)
+        >>> mask = nn.Transformer.generate_square_subsequent_mask(10)
+        >>> layer(eager.randn(3, 10, 32), src_mask=mask, is_causal=True).shape
+        eager.Size([3, 10, 32])
+    """
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
                  dropout: float = 0.1, activation=F.relu, layer_norm_eps: float = 1e-5,
@@ -126,11 +172,60 @@ class TransformerEncoderLayer(Module):
 
 
 class TransformerDecoderLayer(Module):
-    """Self-attention over ``tgt``, attention over ``memory``, then the feed-forward
-    block, each with a residual connection and LayerNorm (``norm1``..``norm3``).
+    """One Transformer decoder layer: self-attention, cross-attention and a feed-forward block.
 
-    ``forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
-    memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False)``."""
+    The target goes through multi-head self-attention (``self_attn``), then multi-head
+    attention whose keys and values are ``memory``, the encoder's output
+    (``multihead_attn``), then the feed-forward block
+    ``linear2(dropout(activation(linear1(x))))``. Each block has dropout, a residual connection
+    and a layer norm (``norm1``, ``norm2``, ``norm3``), applied after the residual sum by
+    default or before the block with ``norm_first=True``. ``forward(tgt, memory, tgt_mask=None,
+    memory_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None,
+    tgt_is_causal=False, memory_is_causal=False)``.
+
+    Masks follow :class:`MultiheadAttention`: a boolean mask is ``True`` where attention is
+    not allowed, a float mask is added to the attention scores (``-inf`` blocks). The
+    ``*_is_causal`` flags are hints that the matching mask is the causal mask; they do not
+    replace it (``is_causal=True`` without a mask raises ``RuntimeError``). PyTorch's inference
+    fast path (fused kernels, nested tensors) is not reproduced: every call computes the
+    regular path, so the output is the same in training and eval mode except for dropout.
+
+    Args:
+        d_model (int): number of features of each position (the embedding size).
+        nhead (int): number of attention heads; must divide ``d_model``.
+        dim_feedforward (int): hidden size of the feed-forward block. Default: ``2048``.
+        dropout (float): dropout probability after the attention and feed-forward blocks and
+            inside the feed-forward block (and on the attention weights). Default: ``0.1``.
+        activation (str or Callable): the feed-forward activation: ``"relu"``, ``"gelu"`` or a
+            callable (another string raises ``RuntimeError``). Default: ``F.relu``.
+        layer_norm_eps (float): ``eps`` of the layer norms. Default: ``1e-5``.
+        batch_first (bool): if ``True``, inputs and output are ``(N, S, E)`` instead of
+            ``(S, N, E)``. Default: ``False``.
+        norm_first (bool): if ``True``, each block is applied to ``norm(x)`` and added to ``x``
+            (pre-norm); else ``norm`` is applied after the residual sum (post-norm).
+            Default: ``False``.
+        bias (bool): if ``False``, the linear layers, attention projections and layer norms learn
+            no additive bias. Default: ``True``.
+        device, dtype: accepted as PyTorch's (the CPU is the only device).
+
+    Shape:
+        - Input: ``tgt`` ``(T, N, E)``, ``(N, T, E)`` with ``batch_first``, or unbatched
+          ``(T, E)``; ``memory`` ``(S, N, E)`` likewise; ``tgt_mask`` ``(T, T)``;
+          ``memory_mask`` ``(T, S)``; ``tgt_key_padding_mask`` ``(N, T)``;
+          ``memory_key_padding_mask`` ``(N, S)``; ``E = d_model``.
+        - Output: the shape of ``tgt``.
+
+    Example::
+
+        >>> layer = nn.TransformerDecoderLayer(d_model=32, nhead=4, dim_feedforward=64)
+        >>> memory = eager.randn(10, 3, 32)
+        >>> tgt = eager.randn(7, 3, 32)
+        >>> layer(tgt, memory).shape
+        eager.Size([7, 3, 32])
+        >>> mask = nn.Transformer.generate_square_subsequent_mask(7)
+        >>> layer(tgt, memory, tgt_mask=mask, tgt_is_causal=True).shape
+        eager.Size([7, 3, 32])
+    """
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
                  dropout: float = 0.1, activation=F.relu, layer_norm_eps: float = 1e-5,
@@ -216,8 +311,42 @@ def _why_no_nested_tensor(layer) -> str:
 
 
 class TransformerEncoder(Module):
-    """``num_layers`` deep copies of ``encoder_layer`` (in ``layers``), then ``norm`` if
-    given.  ``forward(src, mask=None, src_key_padding_mask=None, is_causal=None)``."""
+    """A stack of ``num_layers`` Transformer encoder layers, with an optional final norm.
+
+    ``layers`` holds ``num_layers`` deep copies of ``encoder_layer`` (which is not itself used
+    and shares no parameters with them); the input goes through them in turn, then through
+    ``norm`` when given. ``forward(src, mask=None, src_key_padding_mask=None,
+    is_causal=None)``: with ``is_causal=None``, the layers are told the mask is causal when
+    ``mask`` equals :meth:`Transformer.generate_square_subsequent_mask` (a read of the mask's
+    values). There is no nested-tensor fast path here: ``enable_nested_tensor`` only sets
+    ``use_nested_tensor`` and, as in PyTorch, warns when the layer could not use that path.
+
+    Args:
+        encoder_layer (TransformerEncoderLayer): the layer to copy.
+        num_layers (int): number of layers.
+        norm (Module, optional): a module applied to the output of the last layer, e.g. a
+            :class:`LayerNorm`. Default: ``None``.
+        enable_nested_tensor (bool): accepted as PyTorch's; no effect on the computation.
+            Default: ``True``.
+        mask_check (bool): accepted as PyTorch's; no effect. Default: ``True``.
+
+    Shape:
+        - Input: ``src`` ``(S, N, E)``, ``(N, S, E)`` with the layer's ``batch_first``, or
+          unbatched ``(S, E)``; ``mask`` ``(S, S)`` or ``(N * nhead, S, S)``;
+          ``src_key_padding_mask`` ``(N, S)``.
+        - Output: the shape of ``src``.
+
+    Example::
+
+        >>> layer = nn.TransformerEncoderLayer(32, 4, 64, batch_first=True)
+        >>> encoder = nn.TransformerEncoder(layer, num_layers=2, norm=nn.LayerNorm(32))
+        >>> src = eager.randn(3, 10, 32)
+        >>> encoder(src).shape
+        eager.Size([3, 10, 32])
+        >>> padding = eager.tensor([[False] * 8 + [True] * 2] * 3)
+        >>> encoder(src, src_key_padding_mask=padding).shape
+        eager.Size([3, 10, 32])
+    """
 
     def __init__(self, encoder_layer, num_layers: int, norm=None,
                  enable_nested_tensor: bool = True, mask_check: bool = True):
@@ -250,7 +379,38 @@ class TransformerEncoder(Module):
 
 
 class TransformerDecoder(Module):
-    """``num_layers`` deep copies of ``decoder_layer``, then ``norm`` if given."""
+    """A stack of ``num_layers`` Transformer decoder layers, with an optional final norm.
+
+    ``layers`` holds ``num_layers`` deep copies of ``decoder_layer`` (which is not itself used
+    and shares no parameters with them); the target goes through them in turn, each attending
+    to the same ``memory``, then through ``norm`` when given. ``forward(tgt, memory,
+    tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None,
+    tgt_is_causal=None, memory_is_causal=False)``: with ``tgt_is_causal=None``, the layers are
+    told ``tgt_mask`` is causal when it equals
+    :meth:`Transformer.generate_square_subsequent_mask`.
+
+    Args:
+        decoder_layer (TransformerDecoderLayer): the layer to copy.
+        num_layers (int): number of layers.
+        norm (Module, optional): a module applied to the output of the last layer, e.g. a
+            :class:`LayerNorm`. Default: ``None``.
+
+    Shape:
+        - Input: ``tgt`` ``(T, N, E)`` and ``memory`` ``(S, N, E)`` (batch first with the
+          layer's ``batch_first``, or unbatched without ``N``); masks as in
+          :class:`TransformerDecoderLayer`.
+        - Output: the shape of ``tgt``.
+
+    Example::
+
+        >>> layer = nn.TransformerDecoderLayer(d_model=32, nhead=4, dim_feedforward=64)
+        >>> decoder = nn.TransformerDecoder(layer, num_layers=2)
+        >>> memory = eager.randn(10, 3, 32)
+        >>> tgt = eager.randn(7, 3, 32)
+        >>> mask = nn.Transformer.generate_square_subsequent_mask(7)
+        >>> decoder(tgt, memory, tgt_mask=mask).shape
+        eager.Size([7, 3, 32])
+    """
 
     def __init__(self, decoder_layer, num_layers: int, norm=None):
         super().__init__()
@@ -275,12 +435,65 @@ class TransformerDecoder(Module):
 
 
 class Transformer(Module):
-    """The encoder-decoder model of "Attention Is All You Need": ``encoder`` and
-    ``decoder`` (each with a final LayerNorm), parameters with more than one dimension
-    initialized ``xavier_uniform_``.  ``forward(src, tgt, src_mask=None, tgt_mask=None,
-    memory_mask=None, src_key_padding_mask=None, tgt_key_padding_mask=None,
-    memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
-    memory_is_causal=False)``."""
+    """A Transformer encoder-decoder model, as in "Attention Is All You Need".
+
+    ``encoder`` is a :class:`TransformerEncoder` of ``num_encoder_layers`` layers and
+    ``decoder`` a :class:`TransformerDecoder` of ``num_decoder_layers`` layers, each ending with
+    a :class:`LayerNorm`; the encoder's output is the decoder's ``memory``. Every parameter with
+    more than one dimension is initialized with ``xavier_uniform_``. The model has no
+    embeddings or output projection: inputs are sequences of ``d_model`` features.
+    ``forward(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
+    src_key_padding_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None,
+    src_is_causal=None, tgt_is_causal=None, memory_is_causal=False)`` raises ``RuntimeError``
+    when ``src`` and ``tgt`` differ in batch size or do not have ``d_model`` features.
+    ``Transformer.generate_square_subsequent_mask(sz)`` gives the causal float mask (0 on and
+    below the diagonal, ``-inf`` above).
+
+    Args:
+        d_model (int): number of features of each position. Default: ``512``.
+        nhead (int): number of attention heads; must divide ``d_model``. Default: ``8``.
+        num_encoder_layers (int): number of encoder layers. Default: ``6``.
+        num_decoder_layers (int): number of decoder layers. Default: ``6``.
+        dim_feedforward (int): hidden size of the feed-forward blocks. Default: ``2048``.
+        dropout (float): dropout probability. Default: ``0.1``.
+        activation (str or Callable): feed-forward activation, ``"relu"``, ``"gelu"`` or a
+            callable. Default: ``F.relu``.
+        custom_encoder (Module, optional): used instead of the default encoder; as in PyTorch,
+            its parameters with more than one dimension are re-initialized with
+            ``xavier_uniform_`` too. Default: ``None``.
+        custom_decoder (Module, optional): used instead of the default decoder (re-initialized
+            the same way). Default: ``None``.
+        layer_norm_eps (float): ``eps`` of the layer norms. Default: ``1e-5``.
+        batch_first (bool): if ``True``, inputs and output are ``(N, S, E)`` instead of
+            ``(S, N, E)``. Default: ``False``.
+        norm_first (bool): if ``True``, the layers use pre-norm (see
+            :class:`TransformerEncoderLayer`). Default: ``False``.
+        bias (bool): if ``False``, linear layers and layer norms learn no additive bias.
+            Default: ``True``.
+        device, dtype: accepted as PyTorch's (the CPU is the only device).
+
+    Shape:
+        - Input: ``src`` ``(S, N, E)`` and ``tgt`` ``(T, N, E)`` (``(N, S, E)`` and
+          ``(N, T, E)`` with ``batch_first``, or ``(S, E)`` and ``(T, E)`` unbatched), with
+          ``E = d_model``; ``src_mask`` ``(S, S)``, ``tgt_mask`` ``(T, T)``, ``memory_mask``
+          ``(T, S)``; ``src_key_padding_mask`` ``(N, S)``, ``tgt_key_padding_mask`` ``(N, T)``,
+          ``memory_key_padding_mask`` ``(N, S)``.
+        - Output: ``(T, N, E)`` (``(N, T, E)`` with ``batch_first``, ``(T, E)`` unbatched).
+
+    Example::
+
+        >>> model = nn.Transformer(d_model=32, nhead=4, num_encoder_layers=2,
+        ...                        num_decoder_layers=2, dim_feedforward=64)
+        >>> src = eager.randn(10, 3, 32)
+        >>> tgt = eager.randn(7, 3, 32)
+        >>> tgt_mask = nn.Transformer.generate_square_subsequent_mask(7)
+        >>> model(src, tgt, tgt_mask=tgt_mask).shape
+        eager.Size([7, 3, 32])
+        >>> tgt_mask[:3, :3]
+        tensor([[0., -inf, -inf],
+                [0., 0., -inf],
+                [0., 0., 0.]])
+    """
 
     def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
                  num_decoder_layers: int = 6, dim_feedforward: int = 2048,
