@@ -156,8 +156,10 @@ def empty(*args, size=None, dtype=None, device=None, requires_grad=False, layout
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A 1-D tensor of the values ``start, start + step, ...`` up to, but not including,
-    ``end``.  With one number, ``arange(n)`` counts ``0 .. n-1``.
+    """A 1-D tensor of the values from ``start`` up to ``end`` (excluded) by ``step``.
+
+    That is ``start, start + step, ...``.  With one number, ``arange(n)`` counts
+    ``0 .. n-1``.
 
     Args:
         start (number): the first value (or, when ``end`` is omitted, the end, counting
@@ -194,8 +196,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A 1-D tensor of ``steps`` evenly spaced values from ``start`` to ``end``, both
-    included.
+    """A 1-D tensor of ``steps`` evenly spaced values from ``start`` to ``end`` included.
 
     Args:
         start (number): the first value.
@@ -400,8 +401,9 @@ _LIKE_ARGS = """
         requires_grad (bool, optional): record operations on the result for autograd.
             Default: ``False``"""
 
-zeros_like.__doc__ = """A tensor of zeros with the shape of ``input``; ``zeros(input.shape)`` with
-    ``input``'s dtype and device unless given.
+zeros_like.__doc__ = """A tensor of zeros with the shape of ``input``.
+
+    It is ``zeros(input.shape)`` with ``input``'s dtype and device unless given.
 """ + _LIKE_ARGS + """
         **kwargs: handed on to :func:`zeros` (``layout``, ``memory_format``, ...: ignored).
 
@@ -411,8 +413,9 @@ zeros_like.__doc__ = """A tensor of zeros with the shape of ``input``; ``zeros(i
         tensor([[0, 0],
                 [0, 0]])
     """
-ones_like.__doc__ = """A tensor of ones with the shape of ``input``; ``ones(input.shape)`` with
-    ``input``'s dtype and device unless given.
+ones_like.__doc__ = """A tensor of ones with the shape of ``input``.
+
+    It is ``ones(input.shape)`` with ``input``'s dtype and device unless given.
 """ + _LIKE_ARGS + """
         **kwargs: handed on to :func:`ones` (``layout``, ``memory_format``, ...: ignored).
 
@@ -423,9 +426,10 @@ ones_like.__doc__ = """A tensor of ones with the shape of ``input``; ``ones(inpu
         >>> eager.ones_like(eager.tensor([1, 2]), dtype=eager.float32)
         tensor([1., 1.])
     """
-empty_like.__doc__ = """An uninitialized tensor with the shape of ``input``; ``empty(input.shape)``
-    with ``input``'s dtype and device unless given (here filled with zeros, as
-    :func:`empty` is).
+empty_like.__doc__ = """An uninitialized tensor with the shape of ``input``.
+
+    It is ``empty(input.shape)`` with ``input``'s dtype and device unless given (here
+    filled with zeros, as :func:`empty` is).
 """ + _LIKE_ARGS + """
         **kwargs: handed on to :func:`empty` (``layout``, ``memory_format``, ...: ignored).
 
@@ -434,8 +438,9 @@ empty_like.__doc__ = """An uninitialized tensor with the shape of ``input``; ``e
         >>> eager.empty_like(eager.zeros(2, 3)).shape
         eager.Size([2, 3])
     """
-rand_like.__doc__ = """Uniform samples from ``[0, 1)`` with the shape of ``input``;
-    ``rand(input.shape)`` with ``input``'s dtype and device unless given.  ``input``
+rand_like.__doc__ = """Uniform samples from ``[0, 1)`` with the shape of ``input``.
+
+    It is ``rand(input.shape)`` with ``input``'s dtype and device unless given.  ``input``
     should have a floating dtype (or pass a floating ``dtype``): an integer dtype is not
     refused here, but yields all zeros.
 """ + _LIKE_ARGS + """
@@ -447,8 +452,10 @@ rand_like.__doc__ = """Uniform samples from ``[0, 1)`` with the shape of ``input
         >>> x.shape, x.dtype
         (eager.Size([2, 3]), eager.float64)
     """
-randn_like.__doc__ = """Standard normal samples with the shape of ``input``; ``randn(input.shape)``
-    with ``input``'s dtype and device unless given (a floating dtype).
+randn_like.__doc__ = """Standard normal samples with the shape of ``input``.
+
+    It is ``randn(input.shape)`` with ``input``'s dtype and device unless given (a
+    floating dtype).
 """ + _LIKE_ARGS + """
         **kwargs: handed on to :func:`randn` (e.g. ``generator``).
 

@@ -82,8 +82,9 @@ def _repeat_heads(x, groups: int):
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale=None,
                                  enable_gqa: bool = False):
-    """Computes attention ``softmax(query @ key.T * scale + mask) @ value`` over the last two
-    dimensions.
+    """Computes ``softmax(query @ key.T * scale + mask) @ value``.
+
+    Attention over the last two dimensions.
 
     ``attn_mask`` may be bool (``True`` marks a key a query *may* attend to; the others
     are excluded) or floating point (added to the scores).  A query row whose keys are all
@@ -221,8 +222,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
                                  k_proj_weight=None, v_proj_weight=None, static_k=None,
                                  static_v=None, average_attn_weights: bool = True,
                                  is_causal: bool = False):
-    """The functional form of ``nn.MultiheadAttention``: projects ``query``, ``key`` and
-    ``value``, attends with ``num_heads`` heads and projects the result.
+    """The functional form of ``nn.MultiheadAttention``.
+
+    It projects ``query``, ``key`` and ``value``, attends with ``num_heads`` heads and
+    projects the result.
 
     The layout is sequence-first, ``(L, N, E)`` (or unbatched ``(L, E)``).  Unlike in
     :func:`scaled_dot_product_attention`, a bool ``attn_mask`` or ``key_padding_mask``

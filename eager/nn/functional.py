@@ -88,7 +88,8 @@ def linear(input, weight, bias=None):
 
 
 def bilinear(input1, input2, weight, bias=None):
-    """Applies a bilinear map to two inputs:
+    """Applies a bilinear map to two inputs.
+
     ``y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``.
 
     Args:
@@ -158,8 +159,9 @@ def relu_(input):
 
 
 def gelu(input, approximate: str = "none"):
-    """Applies the Gaussian error linear unit ``x * Phi(x)`` elementwise, ``Phi`` being the
-    standard normal CDF.
+    """Applies the Gaussian error linear unit (GELU) elementwise.
+
+    The result is ``x * Phi(x)``, ``Phi`` being the standard normal CDF.
 
     Args:
         input (Tensor): the input, of any shape.
@@ -269,8 +271,9 @@ def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
 
 
 def elu(input, alpha: float = 1.0, inplace: bool = False):
-    """Applies the exponential linear unit elementwise: ``x`` where ``x > 0``, else
-    ``alpha * (exp(x) - 1)``.
+    """Applies the exponential linear unit (ELU) elementwise.
+
+    The result is ``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``.
 
     Args:
         input (Tensor): the input, of any shape.
@@ -298,8 +301,9 @@ def _softmax_dim(ndim: int) -> int:
 
 
 def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
-    """Applies softmax along ``dim``: ``exp(x_i) / sum_j exp(x_j)``, so each slice along ``dim``
-    is non-negative and sums to 1.
+    """Applies softmax along ``dim``: ``exp(x_i) / sum_j exp(x_j)``.
+
+    Each slice along ``dim`` of the result is non-negative and sums to 1.
 
     Args:
         input (Tensor): the input.
@@ -350,8 +354,9 @@ def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
 # -- dropout ----------------------------------------------------------------------------
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
-    """Randomly zeroes elements of ``input`` with probability ``p`` and scales the rest by
-    ``1 / (1 - p)``, so the expected value is unchanged.
+    """Randomly zeroes elements of ``input`` with probability ``p`` (dropout).
+
+    The kept elements are scaled by ``1 / (1 - p)``, so the expected value is unchanged.
 
     The mask is drawn from the default generator (:func:`eager.manual_seed`); a compiled
     function draws a new mask on every call.  With ``training=False`` or ``p=0``, ``input``
@@ -398,8 +403,10 @@ def _mean(x, dims, keepdim=True):
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
-    """Normalizes the last ``len(normalized_shape)`` dimensions of ``input`` to zero mean and
-    unit variance, then applies an optional elementwise affine map.
+    """Layer normalization over the last ``len(normalized_shape)`` dimensions.
+
+    Each slice is normalized to zero mean and unit variance, then an optional elementwise
+    affine map is applied.
 
     Each slice is ``(x - mean) / sqrt(var + eps)`` with the biased variance over those
     dimensions; ``weight`` and ``bias`` (if given) are multiplied and added elementwise.
@@ -638,8 +645,10 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mea
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
                    beta: float = 1.0):
-    """Smooth L1 loss: with ``d = |input - target|``, ``0.5 * d ** 2 / beta`` where
-    ``d < beta``, else ``d - 0.5 * beta``; reduced.
+    """Smooth L1 loss: quadratic below ``beta``, linear above.
+
+    With ``d = |input - target|``, the elementwise loss is ``0.5 * d ** 2 / beta`` where
+    ``d < beta``, else ``d - 0.5 * beta``; then reduced.
 
     Quadratic near zero and linear further out, so less sensitive to outliers than
     :func:`mse_loss`.  ``beta=0`` gives :func:`l1_loss`.  It equals ``huber_loss / beta``
@@ -677,8 +686,10 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
 
 
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
-    """Huber loss: with ``d = |input - target|``, ``0.5 * d ** 2`` where ``d < delta``, else
-    ``delta * (d - 0.5 * delta)``; reduced.
+    """Huber loss: quadratic for small errors, linear for large ones.
+
+    With ``d = |input - target|``, the elementwise loss is ``0.5 * d ** 2`` where
+    ``d < delta``, else ``delta * (d - 0.5 * delta)``; then reduced.
 
     Args:
         input (Tensor): the predictions, of any shape.
@@ -720,8 +731,9 @@ def _check_size(input, target, name):
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction: str = "mean"):
-    """Binary cross entropy between probabilities ``input`` and targets ``target``:
-    ``-(t * log(x) + (1 - t) * log(1 - x))`` elementwise, reduced.
+    """Binary cross entropy between probabilities ``input`` and targets ``target``.
+
+    The elementwise loss is ``-(t * log(x) + (1 - t) * log(1 - x))``, then reduced.
 
     Each log is clamped below at ``-100`` (as PyTorch), so a probability of exactly 0 or 1
     gives a finite loss of at most 100.  For logits, use
@@ -769,8 +781,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
                                      reduce=None, reduction: str = "mean", pos_weight=None):
-    """Binary cross entropy on logits: :func:`binary_cross_entropy` of ``sigmoid(input)``,
-    computed stably for any logit.
+    """Binary cross entropy on logits, computed stably for any logit.
+
+    It equals :func:`binary_cross_entropy` of ``sigmoid(input)``.
 
     The elementwise loss is ``(1 - t) * x + w * softplus(-x)`` with
     ``w = 1 + (pos_weight - 1) * t`` (``w = 1`` without ``pos_weight``).
@@ -820,8 +833,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
              reduce=None, reduction: str = "mean"):
-    """Negative log-likelihood loss: ``-input[n, target[n]]`` for log-probabilities ``input``
-    and class-index targets, reduced.
+    """Negative log-likelihood loss for log-probabilities and class-index targets.
+
+    The elementwise loss is ``-input[n, target[n]]``, then reduced.
 
     Combined with :func:`log_softmax` it gives :func:`cross_entropy`.  With ``weight``, each
     element is scaled by ``weight[target[n]]`` and ``"mean"`` divides by the sum of those

@@ -112,8 +112,9 @@ def _elu_like(x, alpha: float, scale: float = 1.0, inner: float = 1.0):
 
 
 def elu_(input, alpha: float = 1.0):
-    """In-place :func:`elu`: ``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``, written into
-    ``input``.
+    """In-place :func:`elu`, written into ``input``.
+
+    The result is ``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``.
 
     Args:
         input (Tensor): the tensor to modify.
@@ -130,8 +131,9 @@ def elu_(input, alpha: float = 1.0):
 
 
 def selu(input, inplace: bool = False):
-    """Applies the scaled exponential linear unit elementwise:
-    ``scale * (x if x > 0 else alpha * (exp(x) - 1))``.
+    """Applies the scaled exponential linear unit (SELU) elementwise.
+
+    The result is ``scale * (x if x > 0 else alpha * (exp(x) - 1))``.
 
     ``alpha`` (about 1.6733) and ``scale`` (about 1.0507) are PyTorch's fixed constants, chosen
     so that stacked SELU layers keep activations near zero mean and unit variance.
@@ -166,8 +168,9 @@ def selu_(input):
 
 
 def celu(input, alpha: float = 1.0, inplace: bool = False):
-    """Applies the continuously differentiable ELU elementwise:
-    ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+    """Applies the continuously differentiable ELU (CELU) elementwise.
+
+    The result is ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
 
     Args:
         input (Tensor): the input, of any shape.
@@ -221,8 +224,10 @@ def leaky_relu_(input, negative_slope: float = 0.01):
 
 
 def hardsigmoid(input, inplace: bool = False):
-    """Applies a piecewise-linear approximation of the sigmoid elementwise: ``relu6(x + 3) / 6``
-    (0 below -3, 1 above 3, linear between).
+    """Applies the hard sigmoid ``relu6(x + 3) / 6`` elementwise.
+
+    It is a piecewise-linear approximation of the sigmoid: 0 below -3, 1 above 3, linear
+    between.
 
     Args:
         input (Tensor): the input, of any shape.
@@ -256,8 +261,7 @@ def hardswish(input, inplace: bool = False):
 
 
 def threshold(input, threshold: float, value: float, inplace: bool = False):
-    """Keeps the elements of ``input`` greater than ``threshold`` and replaces the others with
-    ``value``.
+    """Replaces the elements of ``input`` not greater than ``threshold`` by ``value``.
 
     Args:
         input (Tensor): the input, of any shape.
@@ -356,8 +360,10 @@ def hardshrink(input, lambd: float = 0.5):
 
 
 def softshrink(input, lambd: float = 0.5):
-    """Shrinks ``input`` toward zero by ``lambd``: ``x - lambd`` above ``lambd``, ``x + lambd``
-    below ``-lambd``, 0 in between.
+    """Shrinks ``input`` toward zero by ``lambd`` (soft thresholding).
+
+    The result is ``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 in
+    between.
 
     Args:
         input (Tensor): the input, of any shape.
@@ -474,8 +480,9 @@ def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool
 
 
 def glu(input, dim: int = -1):
-    """Gated linear unit: splits ``input`` in two halves ``a, b`` along ``dim`` and returns
-    ``a * sigmoid(b)``.
+    """Gated linear unit: ``a * sigmoid(b)`` for the two halves ``a, b`` of ``input``.
+
+    ``input`` is split in two along ``dim``.
 
     Args:
         input (Tensor): the input; its size along ``dim`` must be even.

@@ -531,8 +531,9 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
-    """Combines sliding local blocks (columns) into a 4-D tensor, summing where blocks overlap
-    (``col2im``, the adjoint of :func:`unfold`).
+    """Combines sliding local blocks (columns) into a 4-D tensor (``col2im``).
+
+    Overlapping blocks are summed; this is the adjoint of :func:`unfold`.
 
     Args:
         input (Tensor): the blocks, ``(N, C * kH * kW, L)`` or unbatched

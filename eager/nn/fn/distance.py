@@ -63,8 +63,9 @@ def _clamped_norm(x, dim: int, eps: float):
 
 
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
-    """Cosine similarity of ``x1`` and ``x2`` along ``dim``:
-    ``sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps))``.
+    """Cosine similarity of ``x1`` and ``x2`` along ``dim``.
+
+    The result is ``sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps))``.
 
     ``x1`` and ``x2`` are broadcast to a common shape first; ``dim`` is then removed.
     The ``eps`` clamp changes the value only (the gradient is that of the plain norms), as
@@ -96,8 +97,9 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
 
 
 def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
-    """The ``p``-norm distance between ``x1`` and ``x2`` over the last dimension:
-    ``||x1 - x2 + eps||_p``.
+    """The ``p``-norm distance between ``x1`` and ``x2`` over the last dimension.
+
+    The result is ``||x1 - x2 + eps||_p``.
 
     ``eps`` is added to the difference (as PyTorch) to keep the gradient finite where
     ``x1 == x2``; identical rows therefore give a small positive distance.

@@ -224,8 +224,9 @@ def feature_alpha_dropout(input, p: float = 0.5, training: bool = False,
 
 
 def pixel_shuffle(input, upscale_factor: int):
-    """Rearranges ``(*, C * r**2, H, W)`` to ``(*, C, H * r, W * r)``, moving channel blocks into
-    spatial ``r x r`` blocks (sub-pixel upsampling).
+    """Rearranges ``(*, C * r**2, H, W)`` into ``(*, C, H * r, W * r)``.
+
+    Channel blocks move into spatial ``r x r`` blocks (sub-pixel upsampling).
 
     Args:
         input (Tensor): the input, at least 3-D, its channel dimension (``-3``) divisible by
@@ -264,8 +265,9 @@ def pixel_shuffle(input, upscale_factor: int):
 
 
 def pixel_unshuffle(input, downscale_factor: int):
-    """Rearranges ``(*, C, H * r, W * r)`` to ``(*, C * r**2, H, W)``: the inverse of
-    :func:`pixel_shuffle`.
+    """Rearranges ``(*, C, H * r, W * r)`` into ``(*, C * r**2, H, W)``.
+
+    This is the inverse of :func:`pixel_shuffle`.
 
     Args:
         input (Tensor): the input, at least 3-D, its height and width divisible by

@@ -24,8 +24,10 @@ def _legacy(size_average, reduce) -> str:
 
 def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean",
            log_target: bool = False):
-    """Kullback-Leibler divergence loss: ``input`` holds log-probabilities, ``target``
-    probabilities (or log-probabilities with ``log_target``).
+    """Kullback-Leibler divergence loss.
+
+    ``input`` holds log-probabilities, ``target`` probabilities (or log-probabilities with
+    ``log_target``).
 
     The elementwise loss is ``target * (log(target) - input)`` (0 where ``target`` is 0), or
     ``exp(target) * (target - input)`` with ``log_target=True``.  ``"batchmean"`` (the sum

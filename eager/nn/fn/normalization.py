@@ -45,8 +45,10 @@ def _update_running(running_mean, running_var, mu, var, momentum, n: int) -> Non
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5):
-    """Batch normalization: normalizes each channel (dimension 1) over the batch and spatial
-    dimensions, then applies an optional per-channel affine map.
+    """Batch normalization of each channel over the batch and spatial dimensions.
+
+    Each channel (dimension 1) is normalized, then an optional per-channel affine map is
+    applied.
 
     With ``training=True`` the batch's own mean and (biased) variance are used, and
     ``running_mean``/``running_var``, when both are given, are updated in place:
@@ -112,8 +114,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5):
-    """Instance normalization: normalizes each channel of each sample over its spatial
-    dimensions, then applies an optional per-channel affine map.
+    """Instance normalization of each channel of each sample over its spatial dimensions.
+
+    An optional per-channel affine map is then applied.
 
     With ``use_input_stats`` (the default) each ``(sample, channel)`` slice uses its own
     mean and biased variance, and ``running_mean``/``running_var``, when both are given,
@@ -170,8 +173,10 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
-    """Group normalization: splits the channels into ``num_groups`` groups and normalizes each
-    group of each sample over its channels and spatial positions.
+    """Group normalization over groups of channels of each sample.
+
+    The channels are split into ``num_groups`` groups, and each group of each sample is
+    normalized over its channels and spatial positions.
 
     Uses the biased variance; ``weight`` and ``bias`` then apply per channel.  The result
     does not depend on the batch size.

@@ -32,8 +32,9 @@ _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 
 def pad(input, pad, mode: str = "constant", value=None):
-    """Pads (or, with negative amounts, crops) the last ``len(pad) // 2`` dimensions of
-    ``input``.
+    """Pads (or, with negative amounts, crops) the last dimensions of ``input``.
+
+    ``len(pad) // 2`` dimensions are padded.
 
     ``pad`` lists ``(left, right)`` amounts starting from the last dimension:
     ``(left, right)`` pads the last dimension, ``(left, right, top, bottom)`` the last two,
@@ -226,8 +227,7 @@ def _linear_matrix(size: int, out: int, scale, align_corners: bool, dtype) -> np
 
 def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
                 align_corners=None, recompute_scale_factor=None, antialias: bool = False):
-    """Resamples the spatial dimensions of ``(N, C, *spatial)`` input to ``size`` or by
-    ``scale_factor``.
+    """Resamples the spatial dimensions of ``input`` to ``size`` or by ``scale_factor``.
 
     Supported modes: ``"nearest"`` (PyTorch's legacy nearest neighbour, source index
     ``floor(i * scale)``), ``"nearest-exact"`` (sampling at pixel centres),
