@@ -110,7 +110,7 @@ def ones(*args, size=None, dtype=None, device=None, requires_grad=False, layout=
         requires_grad (bool, optional): record operations on the result for autograd.
             Default: ``False``
         layout, pin_memory, memory_format: accepted for PyTorch compatibility and ignored
-            (tensors here are always strided, contiguous and unpinned).
+            (the result is always a dense, contiguous, unpinned tensor).
 
     Example::
 
