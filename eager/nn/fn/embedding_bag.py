@@ -6,9 +6,10 @@ with ``index_add``; maxima pad the bags to a common length and take ``max`` over
 the gradient goes to the first maximal row of each bag, as PyTorch's).  Entries equal to
 ``padding_idx`` leave their bag (they add nothing and do not count in a mean) and give
 no gradient.  ``scale_grad_by_freq`` divides each row's gradient, not its value, by how
-often its index occurs in ``input``.  A 2-D ``input`` needs no look at index values; a
-1-D ``input`` with ``offsets`` reads the offsets into Python (under ``eager.compile``
-that call runs eagerly).
+often its index occurs in ``input``.  The bags of a 2-D ``input`` follow from its shape; a
+1-D ``input`` with ``offsets`` reads the offsets into Python, as do the bounds check of
+the indices (skipped while a compiler traces), ``max_norm`` and ``scale_grad_by_freq``
+(under ``eager.compile`` such a call runs eagerly).
 """
 
 from __future__ import annotations
@@ -200,34 +201,33 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
         nbags = len(s0)
         starts = np.asarray(s0, dtype=np.int64)
         lengths = np.asarray(e0, dtype=np.int64) - starts
-    # the bags are consecutive from position 0; positions past the last one (with
-    # include_last_offset) belong to no bag
+    # the bags are consecutive from position 0
     covered = int(lengths.sum())
-    bag_of = np.zeros(n, dtype=np.int64)
-    bag_of[:covered] = np.repeat(np.arange(nbags, dtype=np.int64), lengths)
+    bag_of = np.repeat(np.arange(nbags, dtype=np.int64), lengths)
     if n and STATE.tracer is None:
         lo, hi = int(_red.min(flat)), int(_red.max(flat))
         if lo < 0 or hi >= num:
             raise RuntimeError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings but "
                                f"found idx to be {lo if lo < 0 else hi}")
-    in_bag = None
     if covered < n:
-        in_bag = tensor(np.arange(n) < covered, device=weight.device)
+        # positions past the last bag (include_last_offset) belong to no bag
+        flat = flat[:covered]
+        bag_of = bag_of[:covered]
+        if psw is not None:
+            psw = reshape(psw, (-1,))[:covered]
+        n = covered
     keep = None if padding_idx is None else _ew.ne(flat, padding_idx)
-    if in_bag is not None:
-        keep = in_bag if keep is None else _ew.logical_and(keep, in_bag)
 
     rows = index_select(weight, 0, flat)                     # (n, dim)
     if scale_grad_by_freq and n:
         rows = _grad_scaled(rows, flat)
     bags = tensor(bag_of, device=weight.device)
     out0 = zeros(nbags, dim, dtype=weight.dtype, device=weight.device)
-    mask = None if keep is None else _ew.cast(reshape(keep, (n, 1)), weight.dtype)
     if mode != "max" or not n:
         if psw is not None:
             rows = _ew.mul(rows, reshape(psw, (n, 1)))
-        if mask is not None:
-            rows = _ew.mul(rows, mask)
+        if keep is not None:      # (a where, not a product: an inf in a padding row stays out)
+            rows = _ew.where(reshape(keep, (n, 1)), rows, 0.0)
         out = index_add(out0, 0, bags, rows)
         if mode == "mean":
             ones = (_ew.cast(keep, weight.dtype) if keep is not None
@@ -237,9 +237,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
             out = _ew.div(out, reshape(_ew.clamp_min(count, 1.0), (nbags, 1)))
         return out
     # max: the bags padded to a common length (padding slots masked to -inf)
-    width = int(lengths.max()) if nbags else 0
-    if width == 0:
-        return _ew.add(out0, _red.sum(_ew.mul(rows, 0.0), 0))
+    width = int(lengths.max())
     j = np.arange(width, dtype=np.int64)
     slot_ok = j[None, :] < lengths[:, None]                      # (nbags, width)
     pos = np.where(slot_ok, starts[:, None] + j[None, :], 0).reshape(-1)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import warnings
 
+from ...autograd.grad_mode import is_grad_enabled
 from ...factories import ones_like
 from ...fn import elementwise as _ew
 from ...fn import reduce as _red
@@ -212,6 +213,9 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
         tensor(2.8201, grad_fn=<...>)
     """
     reduction = _checked(_legacy(size_average, reduce, reduction))
+    if target.requires_grad and is_grad_enabled():
+        raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
+                           "to argument 'target'. This input cannot have requires_grad True.")
     loss = _ew.log1p(_ew.exp(_ew.mul(_ew.neg(input), target)))
     return _reduce(loss, reduction)
 

@@ -304,6 +304,10 @@ def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros"
                for x, s in zip(coords, spatial)]
         values, ok = sampler.at(idx)
         out = _ew.mul(values, ok)
+        if grid.requires_grad:
+            # the grid gets a zero gradient (not none), as from PyTorch's kernel
+            link = reshape(coords[0], (n, 1, points))
+            out = _ew.where(_ew.eq(ok, ok), out, link)
     elif mode == "bilinear":
         coords = [_pad_coordinate(x, s, padding_mode, align_corners)
                   for x, s in zip(coords, spatial)]
