@@ -23,7 +23,7 @@ from eager import autograd
 from eager import random as _random
 from eager._state import STATE
 from eager.func.batching import ACTIVE as _VMAPS
-from eager.nn.module import STRUCTURE_EPOCH
+from eager.nn.module import STRUCTURE_EPOCH, Module
 from eager.tensor import Tensor
 from runtime.cpu import compile_worker
 
@@ -41,7 +41,7 @@ from .pystate.effects import SetGradMode, graph_scalars
 from .pystate.guards import GuardSet
 from .pystate.observer import Observer
 from .pystate.symbolic import is_sym
-from .regions import Regions
+from .regions import ModuleCall, Regions
 
 _EAGER = "eager"  # cache value: this key runs eagerly
 #: replays of a key that raise where eager does not, before the key runs eagerly for good
@@ -880,10 +880,6 @@ def is_compiling() -> bool:
 
 
 def _is_module(obj) -> bool:
-    try:
-        from eager.nn import Module
-    except ImportError:
-        return False
     return isinstance(obj, Module)
 
 
@@ -924,7 +920,6 @@ class CompiledModule:
     parameters are the module's."""
 
     def __init__(self, module, **kw):
-        from .regions import ModuleCall
         object.__setattr__(self, "_module", module)
         cf = CompiledFunction(ModuleCall(module), **kw)
         try:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from .guards import dynamic_value
 from .pystate import symbolic
+from .pystate.effects import CallMethod, SetAttr, SetCell, SetItem
 from .pystate.guards import Equals
 from .pystate.sources import Arg, Attr, Cell, Global, Item
 
@@ -141,7 +142,6 @@ def deep_plain(obj):
 
 def unsym_state(effects) -> None:
     """After a trace: state the function wrote with dynamic scalars gets plain values."""
-    from .pystate.effects import CallMethod, SetAttr, SetCell, SetItem
     for e in effects:
         if isinstance(e, SetAttr):
             v = getattr(e.obj, e.name, None)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from .check import inexact_ops
 from .guards import DYNAMIC, SELF, _alias_text, _leaves, _name, dtype_name
 from .ir import Guard
 
@@ -207,7 +208,6 @@ class Explanation:
         kernels = self.kernels
         if not kernels:
             return ["kernels: none (generated Python only)"]
-        from .check import inexact_ops
         counts: dict = {}
         for n, _ in kernels:   # one kernel (by name) can serve several traces
             counts[n] = counts.get(n, 0) + 1

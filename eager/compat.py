@@ -30,6 +30,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import factories as _fac
+from .fn.index import nonzero
 from .tensor import Tensor
 
 __all__ = ["BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor",
@@ -315,7 +316,6 @@ def _to_dense(self, *args, **kwargs):
 
 
 def _indices(self):
-    from .fn.index import nonzero
     return nonzero(self.detach()).t()
 
 

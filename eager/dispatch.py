@@ -222,8 +222,23 @@ def _name(dev) -> str:
 
 
 #: storage type -> ``run(op, storages, params)``: storage that is no device's but runs ops
-#: through rules of its own (vmap's batched storage, :mod:`eager.func.batching`)
+#: through rules of its own (vmap's batched storage, :mod:`eager.func.batching`); such a
+#: storage wraps another in ``.value``
 STORAGE_RULES: dict = {}
+
+
+def register_storage_rule(storage_type: type, rule) -> None:
+    """Run every op whose arguments include storage of ``storage_type`` through
+    ``rule(op, storages, params)``: the hook a wrapping storage (vmap's batched arrays)
+    registers itself with, so dispatch never imports it."""
+    STORAGE_RULES[storage_type] = rule
+
+
+def unwrap_storage(d):
+    """The array under wrapping storages (``d`` itself when it is not wrapped)."""
+    while type(d) in STORAGE_RULES:
+        d = d.value
+    return d
 
 
 def _run_on_device(op, args, arrays, params):

@@ -17,9 +17,7 @@ def from_dlpack(ext) -> Tensor:
     if isinstance(ext, Tensor):
         return ext
     if hasattr(ext, "__cuda_array_interface__"):
-        from runtime.cuda.array import CudaArray
-        runtime_device.get("cuda")
-        return Tensor._make(CudaArray.from_interface(ext))
+        return Tensor._make(runtime_device.get("cuda").from_interface(ext))
     return Tensor._make(np.from_dlpack(ext))
 
 

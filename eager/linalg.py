@@ -12,6 +12,7 @@ the ``eager.fn`` families ``decomp``, ``solve``, ``norms`` and ``linalg``.
 
 from __future__ import annotations
 
+from .amp.autocast_mode import cast_inputs
 from .fn.decomp import linalg_cholesky as cholesky
 from .fn.decomp import linalg_cholesky_ex as cholesky_ex
 from .fn.decomp import linalg_eigh as eigh
@@ -55,6 +56,5 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """Dot product of vectors along ``dim`` (batch dimensions broadcast)."""
-    from .amp.autocast_mode import cast_inputs
     x, y = cast_inputs("vecdot", x, y)
     return _sum(_mul(x, y), dim)

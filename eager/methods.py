@@ -13,7 +13,9 @@ import numpy as np
 from . import fn as _fn_pkg
 from .autograd.engine import backward as _engine_backward
 from .devices import cuda_device, to_args, to_device
+from .factories import full_like, zeros_like
 from .fn import elementwise as fn
+from .fn.shape import clone, expand, permute, transpose
 from .inplace import check_overlap, fast_inplace, inplace
 from .printing import tensor_repr
 from .tensor import Tensor
@@ -112,12 +114,10 @@ _LEGACY = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16
 
 
 def _zero_(self: Tensor) -> Tensor:
-    from .factories import zeros_like
     return inplace(self, zeros_like(self), "zero_")
 
 
 def _fill_(self: Tensor, value) -> Tensor:
-    from .factories import full_like
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
@@ -128,7 +128,6 @@ def _fill_(self: Tensor, value) -> Tensor:
 
 def _copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
     """Copy ``src`` (broadcast to self's shape, cast to self's dtype) into self."""
-    from .fn.shape import clone, expand
     if not isinstance(src, Tensor):
         src = fn.as_tensor_arg(src)
         if not isinstance(src, Tensor):
@@ -162,7 +161,6 @@ def _install_conversions():
     T.cpu = lambda self, memory_format=None: to_device(self, "cpu")
     T.cuda = lambda self, device=None, non_blocking=False, memory_format=None: \
         to_device(self, cuda_device(device))
-    from .fn.shape import permute, transpose
     T.T = property(lambda self: permute(self, tuple(range(self.ndim - 1, -1, -1))))
     T.mT = property(lambda self: transpose(self, -2, -1))
 

@@ -59,7 +59,9 @@ from collections import Counter, OrderedDict
 import numpy as np
 
 from . import dtypes as _dt
+from .nn.parameter import Parameter
 from .tensor import Size, Tensor, device, host
+from . import cuda
 
 __all__ = ["DEFAULT_PROTOCOL", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
            "load", "safe_globals", "save"]
@@ -158,7 +160,6 @@ class _Pickler(pickle._Pickler):
 
     def reducer_override(self, obj):
         if isinstance(obj, Tensor):
-            from .nn.parameter import Parameter
             if isinstance(obj, Parameter):
                 return (_REBUILD_PARAMETER, (obj.detach(), bool(obj.requires_grad),
                                              OrderedDict()))
@@ -561,7 +562,6 @@ class _Loader:
         return t
 
     def rebuild_parameter(self, data, requires_grad=True, backward_hooks=None, state=None):
-        from .nn.parameter import Parameter
         if not isinstance(data, Tensor):
             raise _err(f"malformed parameter record: {type(data).__name__} where a tensor was "
                        "expected")
@@ -574,7 +574,6 @@ class _Loader:
         if not callable(func) or not isinstance(args, tuple):
             raise _err("malformed _rebuild_from_type_v2 record")
         ret = func(*args)
-        from .nn.parameter import Parameter
         if new_type is _PARAMETER_TYPE or new_type is Parameter:
             if not isinstance(ret, Parameter):
                 ret = Parameter(ret.detach(), bool(ret.requires_grad))
@@ -622,7 +621,6 @@ def _check_device(dev: str) -> str:
     if kind == "cpu":
         return "cpu"
     if kind == "cuda":
-        from . import cuda
         if not cuda.is_available():
             raise _DeviceError("Attempting to deserialize object on a CUDA device but "
                                "eager.cuda.is_available() is False. If you are running on a "
@@ -989,7 +987,6 @@ def _load_npz(f):
             if t is None:
                 arr = _loaded(data[key], x)
                 if x.get("parameter"):
-                    from .nn.parameter import Parameter
                     t = Parameter(Tensor._make(arr), bool(x.get("requires_grad")))
                 else:
                     t = Tensor._make(arr)

@@ -3,6 +3,8 @@ tensors of :func:`eager.sparse_coo_tensor` (see ``eager.compat``): each is the d
 
 from __future__ import annotations
 
+from .nn.functional import softmax as _softmax
+
 __all__ = ["addmm", "mm", "softmax", "sum"]
 
 
@@ -20,5 +22,4 @@ def sum(input, dim=None, dtype=None):
 
 
 def softmax(input, dim, *, dtype=None):
-    from .nn.functional import softmax as _softmax
     return _softmax(input, dim, dtype=dtype)

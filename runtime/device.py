@@ -112,6 +112,12 @@ def register(dev: Device) -> None:
         _BY_STORAGE[t] = dev
 
 
+def register_storage(storage_type: type, dev) -> None:
+    """Say that storage of ``storage_type`` belongs to ``dev`` without ``dev`` being a
+    device of its own (vmap's batched wrapper answers for the storage it wraps)."""
+    _BY_STORAGE[storage_type] = dev
+
+
 def of(storage) -> Device:
     """The device that holds ``storage`` (a NumPy array: the CPU)."""
     dev = _BY_STORAGE.get(type(storage))

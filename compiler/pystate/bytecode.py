@@ -23,6 +23,7 @@ from . import effects as E
 from . import peek
 from .base import Unsure, trusted_file, where
 from .guards import Missing, is_immutable_value
+from .params import bind_params
 from .prov import DET, FRESH, NULL, OLD, UNKNOWN, Prov, persistent
 from .sources import Arg, Attr, Cell, Fixed, Global, Item
 from .symbolic import is_sym, specialize
@@ -914,7 +915,6 @@ class _Call:
             gen = peek.stack(st.frame)[-1]
             frame = getattr(gen, "gi_frame", None) or getattr(gen, "cr_frame", None)
             if frame is not None:
-                from .observer import bind_params
                 self.obs.gen_params[frame] = (bind_params(callee.__code__, self, callee),
                                               self.fresh_callee)
                 st.stack[-1] = FRESH

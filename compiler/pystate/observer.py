@@ -31,6 +31,10 @@ import os
 import sys
 import types
 
+from eager.amp.grad_scaler import GradScaler
+from eager.nn.module import Module
+from eager.ops.base import OPS
+from eager.optim.lr_base import LRScheduler
 from eager.tensor import Tensor
 
 from . import bytecode, peek
@@ -49,7 +53,8 @@ from .guards import (
     snapshot,
     snapshot_objects,
 )
-from .prov import DET, FRESH, UNKNOWN, Prov, persistent
+from .params import CO_VARARGS, bind, param_names, star_params, varargs_provs
+from .prov import DET, FRESH, Prov, persistent
 from .sources import Arg, Attr, Fixed, Item, rooted_at_arg
 from .symbolic import is_sym, specialize
 
@@ -59,7 +64,6 @@ _NOT_WATCHED_METHODS = {"__getattr__", "__setattr__", "__delattr__"}
 #: for every Python call while a trace records (thousands per training step).  Keyed by
 #: id (a code object's hash reads its whole contents), holding the code so the id stays its
 _NEVER_WATCHED: dict = {}
-_CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 _NO_VALUE = object()
 
 
@@ -109,7 +113,6 @@ class Observer:
     """Watches one traced call; collects ``guards``, ``effects`` and ``unsure`` reasons."""
 
     def __init__(self, root, args: tuple, kwargs: dict):
-        from eager.nn.module import Module
         self.module_cls = Module
         self.observed_cls = _observed_classes()
         self.root_code = _root_code(root)
@@ -226,12 +229,12 @@ class Observer:
             _NEVER_WATCHED[id(code)] = code
             return False
         f_locals = frame.f_locals
-        return any(isinstance(f_locals.get(n), self.observed_cls) for n in _param_names(code))
+        return any(isinstance(f_locals.get(n), self.observed_cls) for n in param_names(code))
 
     def _enter(self, st: FrameState, frame) -> None:
         code = frame.f_code
         st.func = _function_or_none(frame)
-        params = _param_names(code)
+        params = param_names(code)
         parent = st.parent
         call = getattr(parent.finish, "call", None) if parent is not None else None
         if not self._started and code is self.root_code:
@@ -242,7 +245,7 @@ class Observer:
             st.locals, st.fresh_func = self.gen_params.pop(frame)
         elif call is not None:
             st.fresh_func = call.fresh_callee
-            st.locals = _bind(code, params, call, st.func)
+            st.locals = bind(code, params, call, st.func)
         else:  # called from eager's code or from C: what it passes on is determined
             st.locals = {n: DET for n in params}
             if parent is not None and parent.hints:  # a dunder method run by an instruction
@@ -253,13 +256,13 @@ class Observer:
                         if obj is v:
                             st.locals[n] = prov
                             break
-        for n in _star_params(code):  # *args and **kwargs are made by the call
+        for n in star_params(code):  # *args and **kwargs are made by the call
             if st.locals.get(n, DET).det:
                 st.locals[n] = FRESH
-        if call is not None and code.co_flags & _CO_VARARGS:  # what *args holds
-            extra = _varargs_provs(code, call, st.func)
+        if call is not None and code.co_flags & CO_VARARGS:  # what *args holds
+            extra = varargs_provs(code, call, st.func)
             if extra:
-                self.items_are(frame.f_locals[_star_params(code)[0]], extra)
+                self.items_are(frame.f_locals[star_params(code)[0]], extra)
         if st.func is not None and not st.fresh_func and not trusted_file(code.co_filename):
             self._defaults_read(st, frame, code)
         for name in code.co_cellvars:
@@ -525,9 +528,6 @@ def _observed_classes() -> tuple:
     """eager's classes whose objects keep Python state between calls: their methods (and
     eager's helpers given one) are watched like user code, so what they read is guarded
     and what they write is replayed (a scheduler's ``step()`` inside a compiled step)."""
-    from eager.amp.grad_scaler import GradScaler
-    from eager.nn.module import Module
-    from eager.optim.lr_base import LRScheduler
     return Module, LRScheduler, GradScaler
 
 
@@ -560,7 +560,6 @@ def _op_codes() -> dict:
     """Code of every op's forward and backward (eager's op classes, and ones users define),
     by id (a code object hashes its whole bytecode and constants each time): called by
     dispatch with arrays, they are eager's machinery, not Python state."""
-    from eager.ops.base import OPS
     if _OP_CODES.get("n") != len(OPS):
         codes = {}
         for op in OPS.values():
@@ -580,59 +579,3 @@ def _root_code(fn):
     if code is None:
         code = getattr(type(fn).__call__, "__code__", None)
     return code
-
-
-def _param_names(code) -> list:
-    n = code.co_argcount + code.co_kwonlyargcount
-    n += bool(code.co_flags & _CO_VARARGS) + bool(code.co_flags & _CO_VARKEYWORDS)
-    return list(code.co_varnames[:n])
-
-
-def _star_params(code) -> list:
-    n = code.co_argcount + code.co_kwonlyargcount
-    out = []
-    if code.co_flags & _CO_VARARGS:
-        out.append(code.co_varnames[n])
-        n += 1
-    if code.co_flags & _CO_VARKEYWORDS:
-        out.append(code.co_varnames[n])
-    return out
-
-
-def bind_params(code, call, func) -> dict:
-    """Provenance of a (generator) function's parameters from a call of it."""
-    provs = _bind(code, _param_names(code), call, func)
-    for n in _star_params(code):
-        if provs.get(n, DET).det:
-            provs[n] = FRESH
-    return provs
-
-
-def _varargs_provs(code, call, func) -> list:
-    """The provenances of the positional arguments a call put into ``*args``."""
-    if func is None or call.callee is not func:
-        return []
-    pos = call.arg_provs[:len(call.arg_provs) - len(call.kwnames)]
-    return list(pos[code.co_argcount:])
-
-
-def _bind(code, params, call, func) -> dict:
-    """Provenance of a called frame's parameters, from the call's arguments."""
-    provs = {n: DET for n in params}
-    if call.new_object and params and code.co_name == "__init__":
-        provs[params[0]] = FRESH  # __init__ (or __new__'s result) of an object being made
-    if func is None or call.callee is not func:
-        return provs
-    npos = code.co_argcount
-    nkw = len(call.kwnames)
-    pos = call.arg_provs[:len(call.arg_provs) - nkw]
-    kws = call.arg_provs[len(pos):]
-    for name, p in zip(params[:npos], pos):
-        provs[name] = p
-    if len(pos) > npos and code.co_flags & _CO_VARARGS:
-        provs[params[npos + code.co_kwonlyargcount]] = \
-            FRESH if all(p.det for p in pos[npos:]) else UNKNOWN
-    for name, p in zip(call.kwnames, kws):
-        if name in provs and name in params[:npos + code.co_kwonlyargcount]:
-            provs[name] = p
-    return provs

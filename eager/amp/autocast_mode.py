@@ -29,8 +29,12 @@ import warnings
 
 import numpy as np
 
+from runtime import device as runtime_device
+
 from .. import dtypes as _dt
 from .._state import STATE
+from ..dispatch import dispatch, unwrap_storage
+from ..ops.elementwise import Cast
 from ..tensor import Tensor
 
 LOWER, FP32, PROMOTE = "lower", "fp32", "promote"
@@ -68,26 +72,16 @@ FUNCTIONS: dict[str, str] = {
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 _ndarray = np.ndarray
-_BATCHED: list = []  # eager.func.batching.Batched, imported at first use (no import cycle)
 
 
 def _storage(d):
     """The array under vmap's batching wrappers (``d`` itself when it is not batched)."""
-    if type(d) is _ndarray:
-        return d
-    if not _BATCHED:
-        from ..func.batching import Batched
-        _BATCHED.append(Batched)
-    while type(d) is _BATCHED[0]:
-        d = d.value
-    return d
+    return d if type(d) is _ndarray else unwrap_storage(d)
 _SUPPORTED = {"cpu": (_dt.bfloat16, _dt.float16), "cuda": (_dt.float16, _dt.bfloat16)}
 _DEFAULT = {"cpu": _dt.bfloat16, "cuda": _dt.float16}
 
 
 def _cast(t: Tensor, np_dtype) -> Tensor:
-    from ..dispatch import dispatch
-    from ..ops.elementwise import Cast
     return dispatch(Cast, t, dtype=np_dtype)
 
 
@@ -153,7 +147,6 @@ def cast_inputs(name: str, *args):
 def dispatch_plain(op, *args, **params):
     """``dispatch`` with autocast suspended: for public functions that share an op with a
     listed one but that PyTorch does not autocast (``dot`` and ``mv`` are ``matmul``)."""
-    from ..dispatch import dispatch
     policy = STATE.autocast
     if policy is None:
         return dispatch(op, *args, **params)
@@ -211,8 +204,7 @@ class autocast:
         self._cache_enabled = True if cache_enabled is None else bool(cache_enabled)
         self._prev = []
         if self._enabled and device_type == "cuda":
-            from .. import cuda
-            if not cuda.is_available():
+            if not runtime_device.available("cuda"):
                 warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
                               "autocast.", stacklevel=2)
                 self._enabled = False

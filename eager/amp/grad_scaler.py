@@ -12,7 +12,11 @@ from __future__ import annotations
 import math
 import warnings
 
+from runtime import device as runtime_device
+
 from ..autograd.grad_mode import no_grad
+from ..construct import tensor
+from ..fn.elementwise import isfinite
 from ..tensor import Tensor
 
 _READY, _UNSCALED, _STEPPED = 0, 1, 2
@@ -32,8 +36,7 @@ class GradScaler:
         self._device = device
         self._enabled = enabled
         if device == "cuda" and enabled:
-            from .. import cuda
-            if not cuda.is_available():
+            if not runtime_device.available("cuda"):
                 warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available."
                               "  Disabling.", stacklevel=2)
                 self._enabled = False
@@ -75,7 +78,6 @@ class GradScaler:
         raise ValueError("outputs must be a Tensor or an iterable of Tensors")
 
     def _scale_tensor(self, like: Tensor):
-        from ..factories import tensor
         return tensor(self._scale, dtype="float32", device=like.device)
 
     def unscale_(self, optimizer) -> None:
@@ -90,7 +92,6 @@ class GradScaler:
                                "the last update().")
         if state["stage"] is _STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
-        from ..fn.elementwise import isfinite
         inv = _f32(1.0 / self._scale)  # PyTorch: scale.double().reciprocal().float()
         found = False
         with no_grad():

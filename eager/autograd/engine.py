@@ -50,6 +50,12 @@ _F32 = np.dtype(np.float32)
 FINAL_GRAD = None
 
 
+def register_final_grad(fn) -> None:
+    """Install the :data:`FINAL_GRAD` hook (vmap's batching does, when it is imported)."""
+    global FINAL_GRAD
+    FINAL_GRAD = fn
+
+
 def queue_callback(callback) -> None:
     """Call ``callback()`` once the backward now running has finished (after every leaf's
     ``.grad`` is written), as PyTorch's ``Variable._execution_engine.queue_callback``.

@@ -12,6 +12,9 @@ element; ``strategy="forward-mode"`` is not supported.
 
 from __future__ import annotations
 
+from ..factories import eye, zeros_like
+from ..fn.shape import stack
+from ..func.vmap import vmap
 from ..tensor import Tensor
 from .engine import grad as _grad
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
@@ -139,7 +142,6 @@ _ZERO_MSGS = {
 
 
 def _fill_in_zeros(grads, refs, strict, create_graph, stage):
-    from ..factories import zeros_like
     res = []
     for i, g in enumerate(grads):
         if g is None:
@@ -197,7 +199,6 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """The Jacobian-vector product ``J v`` of ``func`` at ``inputs`` (by the double backward
     trick).  Returns ``(func_output, jvp)``; ``jvp`` has the structure of the output."""
-    from ..factories import zeros_like
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
@@ -227,8 +228,6 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     For a Tensor input and output: a Tensor of shape ``output.shape + input.shape``; a
     tuple per input when ``inputs`` is a tuple, a tuple per output when ``func`` returns
     one (``jac[i][j]``: output ``i`` with respect to input ``j``)."""
-    from ..factories import zeros_like
-    from ..fn.shape import stack
     if strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError('Expected strategy to be either "forward-mode" or '
                              '"reverse-mode".')
@@ -282,8 +281,6 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
 def _jacobian_vectorized(outputs, inputs, create_graph):
     """Every row of the Jacobians in one backward: ``vmap`` over the rows of the identity
     as batched output gradients (PyTorch's ``is_grads_batched``)."""
-    from ..factories import eye, zeros_like
-    from ..func import vmap
     numels = [o.nelement() for o in outputs]
     total = sum(numels)
     flat = tuple(o.reshape(-1) for o in outputs)
@@ -369,7 +366,6 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """The Hessian-vector product ``H v`` of a scalar function (double backward trick, as
     PyTorch).  Returns ``(func_output, hvp)``; ``hvp`` has the structure of ``inputs``."""
-    from ..factories import zeros_like
     with enable_grad():
         is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _scalar_first_grad(
             func, inputs, v, create_graph, strict, "hvp")

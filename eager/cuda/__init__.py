@@ -51,28 +51,26 @@ def memory_stats() -> dict:
 
 def empty_cache() -> None:
     """Give the cached free blocks back to the driver."""
-    from runtime.cuda.array import ALLOCATOR
-    ALLOCATOR.empty_cache()
+    if is_available():
+        _device.get("cuda").allocator.empty_cache()
 
 
 def memory_allocated(device=None) -> int:
     """Bytes held by live CUDA tensors (whole allocator blocks, 512-byte multiples)."""
-    from runtime.cuda.array import ALLOCATOR
     check_device(device)
-    return ALLOCATOR.allocated
+    return _device.get("cuda").allocator.allocated
 
 
 def max_memory_allocated(device=None) -> int:
     """The peak of :func:`memory_allocated` since start or :func:`reset_peak_memory_stats`."""
-    from runtime.cuda.array import ALLOCATOR
     check_device(device)
-    return ALLOCATOR.peak
+    return _device.get("cuda").allocator.peak
 
 
 def reset_peak_memory_stats(device=None) -> None:
-    from runtime.cuda.array import ALLOCATOR
     check_device(device)
-    ALLOCATOR.peak = ALLOCATOR.allocated
+    allocator = _device.get("cuda").allocator
+    allocator.peak = allocator.allocated
 
 
 def _numba_device():

@@ -4,6 +4,7 @@ fixed to ``"cuda"``) and ``GradScaler`` (device ``"cuda"``), as aliases of ``eag
 from __future__ import annotations
 
 from .. import amp as _amp
+from ..dtypes import float16
 
 __all__ = ["GradScaler", "autocast", "custom_bwd", "custom_fwd"]
 
@@ -12,7 +13,6 @@ class autocast(_amp.autocast):
     """``eager.amp.autocast("cuda", ...)`` (PyTorch's deprecated spelling)."""
 
     def __init__(self, enabled: bool = True, dtype=None, cache_enabled: bool = True):
-        from .. import float16
         super().__init__("cuda", dtype=float16 if dtype is None else dtype, enabled=enabled)
 
 

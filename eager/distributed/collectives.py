@@ -24,7 +24,7 @@ from .._state import STATE
 from ..autograd.grad_mode import no_grad
 from ..dispatch import dispatch
 from ..fn.shape import stack
-from ..methods import inplace
+from ..inplace import inplace
 from ..tensor import Tensor
 from .group import ReduceOp, finish_reduce, reduce_op_name, resolve
 from .ops import AllGather, AllReduce, Barrier, Broadcast, ReduceScatter

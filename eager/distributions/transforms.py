@@ -16,6 +16,8 @@ import weakref
 from ..dtypes import finfo as _finfo
 from ..factories import full_like, zeros_like
 from ..fn import elementwise as _ew
+from ..fn.shape import broadcast_shapes
+from ..nn import functional as F
 from ..tensor import Size
 from . import constraints
 from .utils import broadcast_all, lazy_property
@@ -33,12 +35,10 @@ def _sum_rightmost(value, dim: int):
 
 
 def _broadcast_shapes(*shapes) -> Size:
-    from ..fn.shape import broadcast_shapes
     return Size(broadcast_shapes(*shapes))
 
 
 def _softplus(x):
-    from ..nn import functional as F
     return F.softplus(x)
 
 

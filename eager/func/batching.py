@@ -27,9 +27,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime import device as runtime_device
+
 from .. import dtypes as _dt
-from ..dispatch import _HALF_NATIVE, _half_forward
-from ..ops.base import OPS
+from ..autograd.engine import register_final_grad
+from ..dispatch import (
+    _HALF_NATIVE,
+    _half_forward,
+    copy_into,
+    dispatch,
+    promote,
+    register_storage_rule,
+)
+from ..ops.base import OPS, Op
+from ..ops.loss import _targets
 
 _ndarray = np.ndarray
 
@@ -111,7 +122,6 @@ def run(op, *args, **params):
         # float16/bfloat16: computed in float32 and rounded once, as dispatch does
         return _half_forward(op, args, list(args), params)
     if op.promotes:
-        from ..dispatch import promote
         args = promote(list(args))
     out = op.forward(*args, **params)
     return out if type(out) is _ndarray else np.asarray(out)
@@ -407,7 +417,6 @@ def _nll_rows(logp, target, size, bat):
 
 def _nll_loss(op, vals, bat, size, params):
     """Per-sample ``nll_loss`` (mean or sum over each sample's rows) in one pass."""
-    from ..ops.loss import _targets
     logp, target = vals
     if not bat[0]:
         logp = np.broadcast_to(logp, (size,) + tuple(logp.shape))
@@ -426,7 +435,6 @@ def _nll_loss(op, vals, bat, size, params):
 
 
 def _nll_loss_grad(op, vals, bat, size, params):
-    from ..ops.loss import _targets
     g, target = vals
     shape = tuple(params["shape"])
     flat_t, n = _nll_rows(g, target, size, bat)
@@ -476,7 +484,6 @@ def _pad_adjoint(op, vals, bat, size, params):
 
 def _copy_into(op, vals, bat, size, params):
     """An in-place write (``dispatch.copy_into``) into batched storage."""
-    from ..dispatch import copy_into
     dst, src = vals
     if not bat[0]:
         raise RuntimeError(
@@ -573,8 +580,6 @@ def final_grad(g, into=None):
             stale = stale.value
         if type(stale) is not Batched:
             break
-        from ..dispatch import dispatch
-        from .vmap import RemoveBatchDim
         g = dispatch(RemoveBatchDim, g, level=stale.level, out_dim=0, size=stale.batch_size)
         g = g.sum(0)
         d = g._data
@@ -594,15 +599,58 @@ def _has_level(storage, level) -> bool:
     return False
 
 
-def _install():
-    from runtime import device as runtime_device
+# -- the ops that move a dimension into and out of batched storage ------------------------
 
-    from ..autograd import engine
-    engine.FINAL_GRAD = final_grad
+class AddBatchDim(Op):
+    """A tensor's dimension ``in_dim`` made the batch dimension of vmap ``level``."""
+    any_device = True   # takes and returns storage of any kind (batched storage)
+    name = "add_batch_dim"
 
-    from ..dispatch import STORAGE_RULES
-    STORAGE_RULES[Batched] = apply
-    runtime_device._BY_STORAGE[Batched] = _BatchedStorageDevice()
+    def forward(a, in_dim, level):
+        if type(a) is Batched and a.level > level:
+            # batched at a newer vmap (a gradient flowing back into a returned vmap from
+            # one still running): add this level under it, keeping the newest outermost
+            return Batched(AddBatchDim.forward(a.value, in_dim + 1, level), a.level)
+        if in_dim:
+            n = a.ndim
+            perm = (in_dim,) + tuple(d for d in range(n) if d != in_dim)
+            a = run("permute", a, dims=perm)
+        return Batched(a, level)
+
+    def backward(F, g, saved, node):
+        p = node.params
+        size = node.shapes[0][p["in_dim"]]
+        return (F.remove_batch_dim(g, level=p["level"], out_dim=p["in_dim"], size=size),)
 
 
-_install()
+class RemoveBatchDim(Op):
+    """A batched tensor of vmap ``level`` as a plain one, the batch dimension at
+    ``out_dim``; an unbatched tensor is expanded to ``size`` along ``out_dim``."""
+    any_device = True
+    name = "remove_batch_dim"
+
+    def forward(a, level, out_dim, size):
+        if type(a) is Batched and a.level > level:   # under a newer level (see AddBatchDim)
+            return Batched(RemoveBatchDim.forward(a.value, level, out_dim + 1, size),
+                           a.level)
+        if type(a) is Batched and a.level == level:
+            v = a.value
+        else:
+            shape = tuple(a.shape)
+            v = run("expand", run("reshape", a, shape=(1,) + shape), shape=(size,) + shape)
+        if out_dim:
+            n = v.ndim
+            rest = list(range(1, n))
+            perm = tuple(rest[:out_dim]) + (0,) + tuple(rest[out_dim:])
+            v = run("permute", v, dims=perm)
+        return v
+
+    def backward(F, g, saved, node):
+        p = node.params
+        return (F.add_batch_dim(g, in_dim=p["out_dim"], level=p["level"]),)
+
+
+
+register_final_grad(final_grad)
+register_storage_rule(Batched, apply)
+runtime_device.register_storage(Batched, _BatchedStorageDevice())

@@ -18,6 +18,7 @@ import weakref
 from ..autograd.engine import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..autograd.node import Node
+from ..factories import eye, zeros_like
 from ..tensor import Tensor
 from .vmap import _flatten, _unflatten, vmap
 
@@ -101,7 +102,6 @@ def _outside_inputs(private) -> bool:
 def _grads(outputs, inputs, grad_outputs, api):
     """Gradients of ``outputs`` with respect to ``inputs`` (zeros where unused), kept
     differentiable only when they depend on something outside the transform."""
-    from ..factories import zeros_like
     live = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
     if live:
         gs = _autograd_grad(tuple(o for o, _ in live), tuple(inputs),
@@ -245,7 +245,6 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
     per argnum as in PyTorch."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from ..factories import eye
         nums = _check_argnums(argnums, len(args))
         picked = (nums,) if isinstance(nums, int) else nums
 

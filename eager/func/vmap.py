@@ -12,60 +12,13 @@ from __future__ import annotations
 import functools
 
 from .._state import STATE
-from ..ops.base import Op
+from ..dispatch import dispatch
+from ..fn.shape import cat
+from ..random import default_generator
 from ..tensor import Tensor
-from .batching import ACTIVE, Batched, run
+from .batching import ACTIVE, AddBatchDim, Batched, RemoveBatchDim, run  # noqa: F401
 
 _LAST_LEVEL = [0]   # levels are never reused: a gradient can tell a returned vmap's level
-
-
-class AddBatchDim(Op):
-    """A tensor's dimension ``in_dim`` made the batch dimension of vmap ``level``."""
-    any_device = True   # takes and returns storage of any kind (batched storage)
-    name = "add_batch_dim"
-
-    def forward(a, in_dim, level):
-        if type(a) is Batched and a.level > level:
-            # batched at a newer vmap (a gradient flowing back into a returned vmap from
-            # one still running): add this level under it, keeping the newest outermost
-            return Batched(AddBatchDim.forward(a.value, in_dim + 1, level), a.level)
-        if in_dim:
-            n = a.ndim
-            perm = (in_dim,) + tuple(d for d in range(n) if d != in_dim)
-            a = run("permute", a, dims=perm)
-        return Batched(a, level)
-
-    def backward(F, g, saved, node):
-        p = node.params
-        size = node.shapes[0][p["in_dim"]]
-        return (F.remove_batch_dim(g, level=p["level"], out_dim=p["in_dim"], size=size),)
-
-
-class RemoveBatchDim(Op):
-    """A batched tensor of vmap ``level`` as a plain one, the batch dimension at
-    ``out_dim``; an unbatched tensor is expanded to ``size`` along ``out_dim``."""
-    any_device = True
-    name = "remove_batch_dim"
-
-    def forward(a, level, out_dim, size):
-        if type(a) is Batched and a.level > level:   # under a newer level (see AddBatchDim)
-            return Batched(RemoveBatchDim.forward(a.value, level, out_dim + 1, size),
-                           a.level)
-        if type(a) is Batched and a.level == level:
-            v = a.value
-        else:
-            shape = tuple(a.shape)
-            v = run("expand", run("reshape", a, shape=(1,) + shape), shape=(size,) + shape)
-        if out_dim:
-            n = v.ndim
-            rest = list(range(1, n))
-            perm = tuple(rest[:out_dim]) + (0,) + tuple(rest[out_dim:])
-            v = run("permute", v, dims=perm)
-        return v
-
-    def backward(F, g, saved, node):
-        p = node.params
-        return (F.add_batch_dim(g, in_dim=p["out_dim"], level=p["level"]),)
 
 
 # -- pytrees: tensors in (nested) tuples, lists and dicts -------------------------------
@@ -210,7 +163,6 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         return _run(func, leaves, spec, norm, size, kwargs, out_dims, name, randomness)
 
     def _chunked(leaves, spec, norm, size, kwargs):
-        from ..fn.shape import cat
         parts = []
         for start in range(0, size, chunk_size):
             stop = min(size, start + chunk_size)
@@ -228,8 +180,6 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
 
 def _run(func, leaves, spec, norm, size, kwargs, out_dims, name, randomness):
-    from ..dispatch import dispatch
-    from ..random import default_generator
     _LAST_LEVEL[0] += 1
     level = _LAST_LEVEL[0]
     ACTIVE.append(level)

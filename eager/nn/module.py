@@ -21,8 +21,10 @@ import numpy as np
 from .. import dtypes as _dt
 from .._state import region_router
 from ..autograd.grad_mode import no_grad
+from ..devices import device_type, to_args, to_device
 from ..dtypes import is_float as _isf
-from ..tensor import Tensor
+from ..tensor import Size, Tensor
+from ..tensor import Tensor as _T
 from ._util import (
     _addindent,
     _as_array,
@@ -439,8 +441,6 @@ class Module:
         """Move and/or cast parameters and buffers in place (``to(device)``,
         ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``); only floating point
         values change dtype.  The Parameter objects stay the same."""
-        from ..methods import to_args, to_device
-        from ..tensor import Tensor as _T
         dev, dtype = to_args(args, kwargs)
         npd = None
         if dtype is not None:
@@ -449,8 +449,7 @@ class Module:
                 raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
                                 f"desired dtype={_dt.from_numpy(npd)}")
         if dev is not None:
-            from ..factories import _device_type
-            _device_type(dev)  # PyTorch's error when the device cannot be used
+            device_type(dev)  # PyTorch's error when the device cannot be used
 
         def convert(a):
             if dev is not None and _T._make(a).device.type != dev:
@@ -528,7 +527,6 @@ class Module:
             if param.ndim == 0 and arr.ndim == 1 and arr.shape[0] == 1:
                 arr = arr.reshape(())
             if arr.shape != param._data.shape:
-                from ..tensor import Size
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape "
                                   f"{Size(arr.shape)!r} from checkpoint, the shape in current "
                                   f"model is {param.shape!r}.")

@@ -20,6 +20,7 @@ from .. import dtypes as _dt
 from .._state import STATE
 from ..factories import zeros, zeros_like
 from ..fn import elementwise as _ew
+from ..inplace import inplace
 from .optimizer import Optimizer, _no_grad_step
 
 __all__ = ["Adam", "AdamW"]
@@ -247,7 +248,6 @@ def _bump(t, n: int = 1) -> None:
 
 
 def _write(dst, value):
-    from ..methods import inplace
     inplace(dst, value, "copy_")
 
 

@@ -18,6 +18,8 @@ import numpy as np
 from .._state import STATE
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..dtypes import is_float as _isf
+from ..factories import from_numpy
+from ..nn._util import _zero_grad_tensor
 from ..tensor import Tensor
 
 __all__ = ["Optimizer", "required"]
@@ -176,7 +178,6 @@ class Optimizer:
                     # (one trace instead of one for the first call and one for the rest)
                     p.grad = None
                 elif p.grad is not None:
-                    from ..nn._util import _zero_grad_tensor
                     _zero_grad_tensor(p)
 
     def step(self, closure=None):
@@ -225,7 +226,6 @@ class Optimizer:
             if isinstance(value, Tensor):
                 value = value._data
             if isinstance(value, np.ndarray):
-                from ..factories import from_numpy
                 dt = param._data.dtype if key != "step" and param.is_floating_point() and \
                     _isf(value.dtype) else value.dtype
                 return from_numpy(np.array(value, dtype=dt))   # a copy: no aliasing

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cache import load_module
 from ..device import Device
+from . import loops
 
 _MATHLIB = ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh", "sigmoid", "erf")
 _NUMPY = ("sqrt", "floor", "ceil", "trunc", "rint", "isnan", "isinf", "isfinite")
@@ -43,12 +45,10 @@ class CPU(Device):
         return storage
 
     def load(self, source: str):
-        from ..cache import load_module
         return load_module(source, prefix="dgk")
 
     @property
     def templates(self):
-        from . import loops
         return loops
 
 

@@ -43,6 +43,8 @@ import sys
 import threading
 import time
 
+from ..cache import _import_file, cache_dir
+
 _lock = threading.Lock()
 _proc: subprocess.Popen | None = None
 _proc_dir: str | None = None
@@ -152,7 +154,6 @@ def start() -> None:
     """Start the worker now (its start-up, ~0.5 s, then overlaps other work); a no-op
     without a disk cache or when it runs already."""
     global _proc, _proc_dir, _broken
-    from ..cache import cache_dir
     if _broken or _in_worker():
         return
     try:
@@ -181,7 +182,6 @@ def call(fn, *args) -> bool:
     succeeded once is remembered in the cache directory (``built/``) and not sent again:
     its results are in the cache (if they were evicted since, the caller rebuilds them)."""
     global _proc, _proc_dir, _broken
-    from ..cache import cache_dir
     if _broken or _in_worker():  # a worker compiles in-process: no nested worker
         return False
     try:
@@ -228,7 +228,6 @@ def _compile_function(path: str, modname: str, name: str, sig, digest: str) -> N
     file is loaded only if its bytes have the sha256 ``digest``."""
     from pathlib import Path
 
-    from ..cache import _import_file
     mod = sys.modules.get(modname)
     if mod is None or getattr(mod, "__dg_sha256__", None) != digest:
         mod = _import_file(modname, Path(path), None, digest)

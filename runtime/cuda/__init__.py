@@ -22,6 +22,7 @@ import numpy as np
 from numba import cuda
 from numba.cuda import config as _cuda_config
 
+from ..cache import load_module
 from ..cpu import CPU as _CPU
 from ..device import Device
 from .array import ALLOCATOR, CudaArray
@@ -83,8 +84,17 @@ class CUDA(Device):
     def allocator_stats(self) -> dict:
         return ALLOCATOR.stats()
 
+    def from_interface(self, obj):
+        """Storage sharing memory with ``obj`` (anything with ``__cuda_array_interface__``:
+        CuPy, PyTorch, Numba arrays)."""
+        return CudaArray.from_interface(obj)
+
+    @property
+    def allocator(self):
+        """The caching allocator (its ``allocated`` and ``peak`` counters, ``empty_cache``)."""
+        return ALLOCATOR
+
     def load(self, source: str):
-        from ..cache import load_module
         mod = load_module(source, prefix="dgc")
         mod.__dyngraph_source__ = source
         return mod

@@ -17,6 +17,8 @@ import os
 import sys
 import time
 
+from ..cache import load_module
+
 
 def numba_type(desc):
     import numpy as np
@@ -75,7 +77,6 @@ def check(record: dict, archs: list) -> dict:
     from numba import cuda
     from numba.cuda import dispatcher
 
-    from ..cache import load_module
     mod = load_module(record["source"], prefix="dgc")
     pyfunc = getattr(mod, record["name"]).py_func
     sig = tuple(numba_type(d) for d in record["signature"])

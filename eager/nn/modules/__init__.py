@@ -1,125 +1,7 @@
 """``eager.nn.modules``: PyTorch's ``torch.nn.modules.*`` import paths
-(``from eager.nn.modules.linear import Linear``), each a re-export of ``eager.nn``."""
+(``from eager.nn.modules.linear import Linear``), each a re-export of the ``eager.nn``
+module that defines the classes."""
 
-from .. import (  # noqa: F401
-    CELU,
-    ELU,
-    GELU,
-    GLU,
-    GRU,
-    LSTM,
-    RNN,
-    SELU,
-    AdaptiveAvgPool1d,
-    AdaptiveAvgPool2d,
-    AdaptiveAvgPool3d,
-    AdaptiveMaxPool1d,
-    AdaptiveMaxPool2d,
-    AlphaDropout,
-    AvgPool1d,
-    AvgPool2d,
-    AvgPool3d,
-    BatchNorm1d,
-    BatchNorm2d,
-    BatchNorm3d,
-    BCELoss,
-    BCEWithLogitsLoss,
-    Bilinear,
-    CircularPad1d,
-    CircularPad2d,
-    CircularPad3d,
-    ConstantPad1d,
-    ConstantPad2d,
-    ConstantPad3d,
-    Conv1d,
-    Conv2d,
-    Conv3d,
-    ConvTranspose1d,
-    ConvTranspose2d,
-    ConvTranspose3d,
-    CosineSimilarity,
-    CrossEntropyLoss,
-    Dropout,
-    Dropout1d,
-    Dropout2d,
-    Dropout3d,
-    Embedding,
-    FeatureAlphaDropout,
-    Flatten,
-    Fold,
-    GroupNorm,
-    GRUCell,
-    Hardshrink,
-    Hardsigmoid,
-    Hardswish,
-    Hardtanh,
-    HuberLoss,
-    Identity,
-    InstanceNorm1d,
-    InstanceNorm2d,
-    InstanceNorm3d,
-    KLDivLoss,
-    L1Loss,
-    LayerNorm,
-    LeakyReLU,
-    Linear,
-    LogSigmoid,
-    LogSoftmax,
-    LSTMCell,
-    MaxPool1d,
-    MaxPool2d,
-    MaxPool3d,
-    Mish,
-    Module,
-    ModuleDict,
-    ModuleList,
-    MSELoss,
-    MultiheadAttention,
-    NLLLoss,
-    PairwiseDistance,
-    ParameterDict,
-    ParameterList,
-    PixelShuffle,
-    PixelUnshuffle,
-    PReLU,
-    ReflectionPad1d,
-    ReflectionPad2d,
-    ReflectionPad3d,
-    ReLU,
-    ReLU6,
-    ReplicationPad1d,
-    ReplicationPad2d,
-    ReplicationPad3d,
-    RNNBase,
-    RNNCell,
-    RReLU,
-    Sequential,
-    Sigmoid,
-    SiLU,
-    SmoothL1Loss,
-    Softmax,
-    Softmax2d,
-    Softmin,
-    Softplus,
-    Softshrink,
-    Softsign,
-    Tanh,
-    Tanhshrink,
-    Threshold,
-    Transformer,
-    TransformerDecoder,
-    TransformerDecoderLayer,
-    TransformerEncoder,
-    TransformerEncoderLayer,
-    Unflatten,
-    Unfold,
-    Upsample,
-    UpsamplingBilinear2d,
-    UpsamplingNearest2d,
-    ZeroPad1d,
-    ZeroPad2d,
-    ZeroPad3d,
-)
 from . import (  # noqa: F401
     activation,
     batchnorm,
@@ -142,3 +24,23 @@ from . import (  # noqa: F401
     transformer,
     upsampling,
 )
+from .activation import *  # noqa: F403
+from .batchnorm import *  # noqa: F403
+from .container import *  # noqa: F403
+from .conv import *  # noqa: F403
+from .distance import *  # noqa: F403
+from .dropout import *  # noqa: F403
+from .flatten import *  # noqa: F403
+from .fold import *  # noqa: F403
+from .instancenorm import *  # noqa: F403
+from .linear import *  # noqa: F403
+from .loss import *  # noqa: F403
+from .module import *  # noqa: F403
+from .normalization import *  # noqa: F403
+from .padding import *  # noqa: F403
+from .pixelshuffle import *  # noqa: F403
+from .pooling import *  # noqa: F403
+from .rnn import *  # noqa: F403
+from .sparse import *  # noqa: F403
+from .transformer import *  # noqa: F403
+from .upsampling import *  # noqa: F403

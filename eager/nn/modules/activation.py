@@ -1,6 +1,6 @@
 """PyTorch's import path ``torch.nn.modules.activation`` for eager's classes."""
 
-from .. import (  # noqa: F401
+from ..activation import (  # noqa: F401
     CELU,
     ELU,
     GELU,
@@ -14,7 +14,6 @@ from .. import (  # noqa: F401
     LogSigmoid,
     LogSoftmax,
     Mish,
-    MultiheadAttention,
     PReLU,
     ReLU,
     ReLU6,
@@ -31,6 +30,7 @@ from .. import (  # noqa: F401
     Tanhshrink,
     Threshold,
 )
+from ..attention import MultiheadAttention  # noqa: F401
 
 __all__ = ["CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
            "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish", "MultiheadAttention", "PReLU", "RReLU",

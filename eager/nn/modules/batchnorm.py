@@ -1,9 +1,5 @@
 """PyTorch's import path ``torch.nn.modules.batchnorm`` for eager's classes."""
 
-from .. import (  # noqa: F401
-    BatchNorm1d,
-    BatchNorm2d,
-    BatchNorm3d,
-)
+from ..normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: F401
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ['BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d']

@@ -1,6 +1,6 @@
 """PyTorch's import path ``torch.nn.modules.container`` for eager's classes."""
 
-from .. import (  # noqa: F401
+from ..container import (  # noqa: F401
     ModuleDict,
     ModuleList,
     ParameterDict,
@@ -8,4 +8,4 @@ from .. import (  # noqa: F401
     Sequential,
 )
 
-__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
+__all__ = ['ModuleDict', 'ModuleList', 'ParameterDict', 'ParameterList', 'Sequential']

@@ -1,8 +1,5 @@
 """PyTorch's import path ``torch.nn.modules.distance`` for eager's classes."""
 
-from .. import (  # noqa: F401
-    CosineSimilarity,
-    PairwiseDistance,
-)
+from ..distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 
-__all__ = ["CosineSimilarity", "PairwiseDistance"]
+__all__ = ['CosineSimilarity', 'PairwiseDistance']

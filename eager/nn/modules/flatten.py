@@ -1,8 +1,5 @@
 """PyTorch's import path ``torch.nn.modules.flatten`` for eager's classes."""
 
-from .. import (  # noqa: F401
-    Flatten,
-    Unflatten,
-)
+from ..layers import Flatten, Unflatten  # noqa: F401
 
-__all__ = ["Flatten", "Unflatten"]
+__all__ = ['Flatten', 'Unflatten']

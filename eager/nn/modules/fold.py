@@ -1,8 +1,5 @@
 """PyTorch's import path ``torch.nn.modules.fold`` for eager's classes."""
 
-from .. import (  # noqa: F401
-    Fold,
-    Unfold,
-)
+from ..fold import Fold, Unfold  # noqa: F401
 
-__all__ = ["Fold", "Unfold"]
+__all__ = ['Fold', 'Unfold']

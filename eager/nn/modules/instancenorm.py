@@ -1,9 +1,5 @@
 """PyTorch's import path ``torch.nn.modules.instancenorm`` for eager's classes."""
 
-from .. import (  # noqa: F401
-    InstanceNorm1d,
-    InstanceNorm2d,
-    InstanceNorm3d,
-)
+from ..normalization import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = ['InstanceNorm1d', 'InstanceNorm2d', 'InstanceNorm3d']

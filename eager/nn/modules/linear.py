@@ -1,9 +1,5 @@
 """PyTorch's import path ``torch.nn.modules.linear`` for eager's classes."""
 
-from .. import (  # noqa: F401
-    Bilinear,
-    Identity,
-    Linear,
-)
+from ..layers import Bilinear, Identity, Linear  # noqa: F401
 
-__all__ = ["Identity", "Linear", "Bilinear"]
+__all__ = ['Identity', 'Linear', 'Bilinear']

@@ -1,7 +1,5 @@
 """PyTorch's import path ``torch.nn.modules.module`` for eager's classes."""
 
-from .. import (  # noqa: F401
-    Module,
-)
+from ..module import Module  # noqa: F401
 
-__all__ = ["Module"]
+__all__ = ['Module']

@@ -1,8 +1,5 @@
 """PyTorch's import path ``torch.nn.modules.normalization`` for eager's classes."""
 
-from .. import (  # noqa: F401
-    GroupNorm,
-    LayerNorm,
-)
+from ..normalization import GroupNorm, LayerNorm  # noqa: F401
 
-__all__ = ["GroupNorm", "LayerNorm"]
+__all__ = ['GroupNorm', 'LayerNorm']

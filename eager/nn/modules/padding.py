@@ -1,6 +1,6 @@
 """PyTorch's import path ``torch.nn.modules.padding`` for eager's classes."""
 
-from .. import (  # noqa: F401
+from ..padding import (  # noqa: F401
     CircularPad1d,
     CircularPad2d,
     CircularPad3d,

@@ -1,8 +1,5 @@
 """PyTorch's import path ``torch.nn.modules.pixelshuffle`` for eager's classes."""
 
-from .. import (  # noqa: F401
-    PixelShuffle,
-    PixelUnshuffle,
-)
+from ..dropout import PixelShuffle, PixelUnshuffle  # noqa: F401
 
-__all__ = ["PixelShuffle", "PixelUnshuffle"]
+__all__ = ['PixelShuffle', 'PixelUnshuffle']

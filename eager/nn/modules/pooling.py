@@ -1,6 +1,6 @@
 """PyTorch's import path ``torch.nn.modules.pooling`` for eager's classes."""
 
-from .. import (  # noqa: F401
+from ..pooling import (  # noqa: F401
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
     AdaptiveAvgPool3d,

@@ -1,13 +1,6 @@
 """PyTorch's import path ``torch.nn.modules.rnn`` for eager's classes."""
 
-from .. import (  # noqa: F401
-    GRU,
-    LSTM,
-    RNN,
-    GRUCell,
-    LSTMCell,
-    RNNBase,
-    RNNCell,
-)
+from ..recurrent import GRU, LSTM, RNN, RNNBase  # noqa: F401
+from ..rnn import GRUCell, LSTMCell, RNNCell  # noqa: F401
 
-__all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell"]
+__all__ = ['GRU', 'GRUCell', 'LSTM', 'LSTMCell', 'RNN', 'RNNBase', 'RNNCell']

@@ -1,6 +1,6 @@
 """PyTorch's import path ``torch.nn.modules.transformer`` for eager's classes."""
 
-from .. import (  # noqa: F401
+from ..transformer import (  # noqa: F401
     Transformer,
     TransformerDecoder,
     TransformerDecoderLayer,

@@ -1,9 +1,5 @@
 """PyTorch's import path ``torch.nn.modules.upsampling`` for eager's classes."""
 
-from .. import (  # noqa: F401
-    Upsample,
-    UpsamplingBilinear2d,
-    UpsamplingNearest2d,
-)
+from ..upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
 
-__all__ = ["Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
+__all__ = ['Upsample', 'UpsamplingBilinear2d', 'UpsamplingNearest2d']

@@ -30,6 +30,9 @@ import weakref
 
 import numpy as np
 
+from ...random import manual_seed
+from .dataset import IterableDataset
+
 __all__ = ["WorkerInfo", "get_worker_info"]
 
 #: seconds between liveness checks while waiting: the main process notices a dead worker,
@@ -99,11 +102,10 @@ class _ResumeIteration:
 def _worker_loop(fetcher_factory, dataset, index_queue, data_queue, base_seed: int,
                  init_fn, worker_id: int, num_workers: int, parent_pid: int, iterable: bool):
     global _worker_info
-    import eager
     _exit_with_parent(parent_pid)
     seed = base_seed + worker_id
     random.seed(seed)
-    eager.manual_seed(seed)
+    manual_seed(seed)
     np.random.seed(np.random.SeedSequence([worker_id, base_seed]).generate_state(4))
     _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
     init_exception = None
@@ -167,7 +169,6 @@ class MultiProcessingIter:
     """The iterator of a DataLoader with worker processes."""
 
     def __init__(self, loader, base_seed: int, fetcher_factory):
-        from .dataset import IterableDataset
         self._loader = loader
         self._index_sampler = loader._index_sampler
         self._num_workers = loader.num_workers
