@@ -58,10 +58,10 @@ from collections import Counter, OrderedDict
 
 import numpy as np
 
+from . import cuda
 from . import dtypes as _dt
 from .nn.parameter import Parameter
 from .tensor import Size, Tensor, device, host
-from . import cuda
 
 __all__ = ["DEFAULT_PROTOCOL", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
            "load", "safe_globals", "save"]

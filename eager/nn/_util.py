@@ -8,6 +8,8 @@ from collections import namedtuple
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
+from ..factories import from_numpy, zeros_like
+from ..inplace import inplace
 from ..tensor import Tensor
 
 
@@ -94,8 +96,6 @@ def _as_array(value):
 
 def _copy_into(t: Tensor, arr: np.ndarray) -> None:
     """``t.copy_(arr)``: write through the in-place path (version bump, tracer notice)."""
-    from ..factories import from_numpy
-    from ..methods import inplace
     inplace(t, from_numpy(np.array(arr, dtype=t._data.dtype)), "copy_")
 
 
@@ -109,7 +109,5 @@ def _zero_grad_tensor(p: Tensor) -> None:
     if zero is not None:
         zero()
     else:
-        from ..factories import zeros_like
-        from ..methods import inplace
         with no_grad():
             inplace(g, zeros_like(g), "zero_")

@@ -5,8 +5,10 @@ the learnable ``PReLU``; each is the matching ``F`` function as a layer."""
 
 from __future__ import annotations
 
+from .. import autograd, factories
 from . import functional as F
 from .module import Module
+from .parameter import Parameter
 
 __all__ = ["ELU", "GELU", "LeakyReLU", "LogSoftmax", "ReLU", "SiLU", "Sigmoid", "Softmax",
            "Softplus", "Tanh"]
@@ -882,8 +884,6 @@ class PReLU(Module):
     """
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
-        from .. import factories
-        from .parameter import Parameter
         super().__init__()
         self.num_parameters = num_parameters
         self.init = init
@@ -891,7 +891,6 @@ class PReLU(Module):
                                                device=device))
 
     def reset_parameters(self):
-        from .. import autograd
         with autograd.no_grad():
             self.weight.fill_(self.init)
 

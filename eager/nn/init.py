@@ -12,14 +12,16 @@ import warnings
 
 from .. import dtypes as _dt
 from ..autograd.grad_mode import no_grad
+from ..factories import eye, full_like, rand, randn
+from ..factories import tensor as _tensor
 from ..fn import elementwise as _ew
+from ..inplace import inplace
 
 __all__ = ["calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_",
            "ones_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_"]
 
 
 def _write(tensor, value, name: str):
-    from ..methods import inplace
     return inplace(tensor, value, name)
 
 
@@ -46,14 +48,12 @@ def calculate_gain(nonlinearity: str, param=None) -> float:
 
 
 def uniform_(tensor, a: float = 0.0, b: float = 1.0, generator=None):
-    from ..factories import rand
     with no_grad():
         r = rand(*tensor.shape, dtype=tensor.dtype, generator=generator, device=tensor.device)
         return _write(tensor, _ew.add(_ew.mul(r, b - a), a), "uniform_")
 
 
 def normal_(tensor, mean: float = 0.0, std: float = 1.0, generator=None):
-    from ..factories import randn
     with no_grad():
         r = randn(*tensor.shape, dtype=tensor.dtype, generator=generator,
                   device=tensor.device)
@@ -61,7 +61,6 @@ def normal_(tensor, mean: float = 0.0, std: float = 1.0, generator=None):
 
 
 def constant_(tensor, val: float):
-    from ..factories import full_like
     with no_grad():
         return _write(tensor, full_like(tensor, val), "constant_")
 
@@ -77,7 +76,6 @@ def ones_(tensor):
 def eye_(tensor):
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from ..factories import eye
     with no_grad():
         return _write(tensor, eye(tensor.shape[0], tensor.shape[1], dtype=tensor.dtype), "eye_")
 
@@ -145,8 +143,6 @@ def orthogonal_(tensor, gain: float = 1.0, generator=None):
         return tensor
     import numpy as np
 
-    from ..factories import randn
-    from ..factories import tensor as _tensor
     rows = int(tensor.shape[0])
     cols = tensor.numel() // rows
     with no_grad():

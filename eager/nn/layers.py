@@ -9,7 +9,9 @@ import numpy as np
 
 from ..autograd.grad_mode import no_grad
 from ..dispatch import dispatch
-from ..factories import empty
+from ..factories import empty, tensor
+from ..fn.elementwise import mul
+from ..inplace import inplace
 from ..ops import shape as _shp
 from . import functional as F
 from . import init
@@ -222,9 +224,6 @@ class Embedding(Module):
 
     def _fill_padding_idx_with_zero(self) -> None:
         if self.padding_idx is not None:
-            from ..factories import tensor
-            from ..fn.elementwise import mul
-            from ..methods import inplace
             keep = np.ones((self.num_embeddings, 1), dtype=self.weight._data.dtype)
             keep[self.padding_idx] = 0
             with no_grad():

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from . import functional as F
+from .fn.loss import _legacy_reduction
 from .module import Module
 
 __all__ = ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
@@ -14,7 +15,7 @@ class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
         super().__init__()
         if size_average is not None or reduce is not None:
-            reduction = F._legacy_reduction(size_average, reduce)
+            reduction = _legacy_reduction(size_average, reduce)
         self.reduction = reduction
 
 

@@ -8,6 +8,7 @@ import warnings
 
 from .. import dtypes as _dt
 from ..factories import empty, ones, zeros
+from ..inplace import inplace
 from . import functional as F
 from . import init
 from .module import Module
@@ -107,7 +108,6 @@ class _NormBase(Module):
         if self.track_running_stats:
             init.zeros_(self.running_mean)
             init.ones_(self.running_var)
-            from ..methods import inplace
             inplace(self.num_batches_tracked, zeros((), dtype=_dt.int64), "zero_")
 
     def reset_parameters(self) -> None:

@@ -19,8 +19,9 @@ from ..fn.linalg import triu
 from . import functional as F
 from . import init
 from .activation import GELU, ReLU
-from .attention import MultiheadAttention, _canonical_mask
+from .attention import MultiheadAttention
 from .container import ModuleList
+from .fn.attention import _canonical_mask
 from .layers import Dropout, Linear
 from .module import Module
 from .normalization import LayerNorm

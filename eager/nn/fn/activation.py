@@ -1,6 +1,7 @@
-"""Activations beyond the core set (``hardtanh``, ``relu6``, ``selu``, ``celu``,
-``hardswish``, ``hardsigmoid``, ``threshold``, ``mish``, ``softsign``, ``tanhshrink``,
-``hardshrink``, ``softshrink``, ``logsigmoid``, ``prelu``, ``rrelu``, ``glu``,
+"""Activations: ``relu``, ``gelu``, ``silu``, ``sigmoid``, ``tanh``, ``softplus``,
+``leaky_relu``, ``elu``, ``softmax``/``log_softmax`` and the rest (``hardtanh``, ``relu6``,
+``selu``, ``celu``, ``hardswish``, ``hardsigmoid``, ``threshold``, ``mish``, ``softsign``,
+``tanhshrink``, ``hardshrink``, ``softshrink``, ``logsigmoid``, ``prelu``, ``rrelu``, ``glu``,
 ``softmin``) and their in-place forms, with PyTorch's signatures.
 
 Each is composed of eager ops (``where``, ``expm1``, ``softplus``, ...), so gradients and
@@ -8,7 +9,7 @@ compiled replay come for free.  The gradient masks are PyTorch's: ``hardtanh`` p
 gradient only strictly inside ``(min_val, max_val)``.
 
 In place (``inplace=True`` or the ``*_`` names): the value is computed out of place and
-written into ``input`` (``eager.methods.inplace``).  When ``input`` takes part in a graph,
+written into ``input`` (``eager.inplace.inplace``).  When ``input`` takes part in a graph,
 the composite reads a clone of it, so the saved operands of its inner ops are not the
 tensor being overwritten (PyTorch's kernels save their result instead; the clone costs one
 copy and keeps backward correct).
@@ -16,13 +17,19 @@ copy and keeps backward correct).
 
 from __future__ import annotations
 
+import warnings
+
+from ... import factories as _fac
 from ..._state import STATE
 from ...fn import elementwise as _ew
+from ...fn import reduce as _red
+from ...inplace import inplace as _inplace
 
-__all__ = ["celu", "celu_", "elu_", "glu", "hardshrink", "hardsigmoid", "hardswish",
-           "hardtanh", "hardtanh_", "leaky_relu_", "logsigmoid", "mish", "prelu", "relu6",
-           "rrelu", "rrelu_", "selu", "selu_", "softmin", "softshrink", "softsign",
-           "tanhshrink", "threshold", "threshold_"]
+__all__ = ["celu", "celu_", "elu", "elu_", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish",
+           "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_", "log_softmax", "logsigmoid",
+           "mish", "prelu", "relu", "relu6", "relu_", "rrelu", "rrelu_", "selu", "selu_", "sigmoid",
+           "silu", "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink",
+           "threshold", "threshold_"]
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -32,7 +39,6 @@ def apply_inplace(input, fn, inplace: bool, name: str):
     """``fn(input)``, written into ``input`` when ``inplace`` (see the module docstring)."""
     if not inplace:
         return fn(input)
-    from ...methods import inplace as _inplace
     src = input.clone() if (input.requires_grad and STATE.grad_enabled) else input
     return _inplace(input, fn(src), name)
 
@@ -219,7 +225,6 @@ def leaky_relu_(input, negative_slope: float = 0.01):
         >>> F.leaky_relu_(x, 0.1)
         tensor([-0.2000,  0.0000,  3.0000])
     """
-    from ..functional import leaky_relu
     return leaky_relu(input, negative_slope, True)
 
 
@@ -452,7 +457,6 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
     """
     def f(x):
         if training:
-            from ... import factories as _fac
             slope = _fac.rand(tuple(x.shape), dtype=x.dtype)
             slope = _ew.add(_ew.mul(slope, upper - lower), lower)
         else:
@@ -522,6 +526,228 @@ def softmin(input, dim=None, _stacklevel: int = 3, dtype=None):
         >>> F.softmin(eager.tensor([1.0, 2.0, 3.0]), dim=0)
         tensor([0.6652, 0.2447, 0.0900])
     """
-    from ..functional import softmax
     return softmax(_ew.neg(input), dim, _stacklevel, dtype)
 
+
+def relu(input, inplace: bool = False):
+    """Applies the rectified linear unit ``max(0, x)`` elementwise.
+
+    Args:
+        input (Tensor): the input, of any shape.
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Example::
+
+        >>> F.relu(eager.tensor([-2.0, -0.5, 0.0, 1.0, 3.0]))
+        tensor([0., 0., 0., 1., 3.])
+    """
+    return input.relu_() if inplace else _ew.relu(input)
+
+
+def relu_(input):
+    """In-place :func:`relu`: replaces the negative elements of ``input`` with 0.
+
+    Args:
+        input (Tensor): the tensor to modify.
+
+    Example::
+
+        >>> x = eager.tensor([-1.0, 2.0])
+        >>> F.relu_(x)
+        tensor([0., 2.])
+        >>> x
+        tensor([0., 2.])
+    """
+    return input.relu_()
+
+
+def gelu(input, approximate: str = "none"):
+    """Applies the Gaussian error linear unit (GELU) elementwise.
+
+    The result is ``x * Phi(x)``, ``Phi`` being the standard normal CDF.
+
+    Args:
+        input (Tensor): the input, of any shape.
+        approximate (str, optional): ``"none"`` for the exact form (with ``erf``) or
+            ``"tanh"`` for the tanh approximation. Default: ``"none"``
+
+    Example::
+
+        >>> F.gelu(eager.tensor([-1.0, 0.0, 1.0]))
+        tensor([-0.1587,  0.0000,  0.8413])
+        >>> F.gelu(eager.tensor([-1.0, 0.0, 1.0]), approximate="tanh")
+        tensor([-0.1588,  0.0000,  0.8412])
+    """
+    return _ew.gelu(input, approximate=approximate)
+
+
+def silu(input, inplace: bool = False):
+    """Applies the sigmoid linear unit (swish) ``x * sigmoid(x)`` elementwise.
+
+    Args:
+        input (Tensor): the input, of any shape.
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Example::
+
+        >>> F.silu(eager.tensor([-1.0, 0.0, 1.0]))
+        tensor([-0.2689,  0.0000,  0.7311])
+    """
+    out = _ew.silu(input)
+    if inplace:
+        return _inplace(input, out, "silu_")
+    return out
+
+
+def sigmoid(input):
+    """Applies the logistic sigmoid ``1 / (1 + exp(-x))`` elementwise.
+
+    Args:
+        input (Tensor): the input, of any shape.
+
+    Example::
+
+        >>> F.sigmoid(eager.tensor([-1.0, 0.0, 1.0]))
+        tensor([0.2689, 0.5000, 0.7311])
+    """
+    return _ew.sigmoid(input)
+
+
+def tanh(input):
+    """Applies the hyperbolic tangent elementwise.
+
+    Args:
+        input (Tensor): the input, of any shape.
+
+    Example::
+
+        >>> F.tanh(eager.tensor([-1.0, 0.0, 1.0]))
+        tensor([-0.7616,  0.0000,  0.7616])
+    """
+    return _ew.tanh(input)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """Applies ``log(1 + exp(beta * x)) / beta`` elementwise, a smooth approximation of ReLU.
+
+    Where ``beta * x > threshold`` the result is ``x`` itself (the two agree there to
+    within float precision, and this avoids overflow).
+
+    Args:
+        input (Tensor): the input, of any shape.
+        beta (float, optional): the sharpness; larger is closer to ReLU. Default: ``1.0``
+        threshold (float, optional): above this value of ``beta * x`` the function is linear.
+            Default: ``20.0``
+
+    Example::
+
+        >>> F.softplus(eager.tensor([-1.0, 0.0, 1.0]))
+        tensor([0.3133, 0.6931, 1.3133])
+        >>> F.softplus(eager.tensor([-1.0, 0.0, 30.0]), beta=2.0)
+        tensor([ 0.0635,  0.3466, 30.0000])
+    """
+    return _ew.softplus(input, beta=beta, threshold=threshold)
+
+
+def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
+    """Applies leaky ReLU elementwise: ``x`` where ``x > 0``, else ``negative_slope * x``.
+
+    In place, the value is computed from a clone of ``input`` when it is part of a graph, so
+    backward still works.
+
+    Args:
+        input (Tensor): the input, of any shape.
+        negative_slope (float, optional): the slope for negative inputs. Default: ``0.01``
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Example::
+
+        >>> F.leaky_relu(eager.tensor([-2.0, 0.0, 3.0]), 0.1)
+        tensor([-0.2000,  0.0000,  3.0000])
+    """
+    return apply_inplace(
+        input, lambda x: _ew.where(_ew.gt(x, 0), x, _ew.mul(x, negative_slope)), inplace,
+        "leaky_relu_")
+
+
+def elu(input, alpha: float = 1.0, inplace: bool = False):
+    """Applies the exponential linear unit (ELU) elementwise.
+
+    The result is ``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``.
+
+    Args:
+        input (Tensor): the input, of any shape.
+        alpha (float, optional): the value the negative side saturates to, negated.
+            Default: ``1.0``
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Example::
+
+        >>> F.elu(eager.tensor([-1.0, 0.0, 1.0]))
+        tensor([-0.6321,  0.0000,  1.0000])
+    """
+    out = _ew.where(_ew.gt(input, 0), input, _ew.mul(_ew.expm1(input), alpha))
+    if inplace:
+        return _inplace(input, out, "elu_")
+    return out
+
+
+def _softmax_dim(ndim: int) -> int:
+    warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the call "
+                  "to include dim=X as an argument.", stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
+    """Applies softmax along ``dim``: ``exp(x_i) / sum_j exp(x_j)``.
+
+    Each slice along ``dim`` of the result is non-negative and sums to 1.
+
+    Args:
+        input (Tensor): the input.
+        dim (int, optional): the dimension to normalize over.  Omitting it is deprecated: a
+            warning is issued and dimension 0 is used for 0-, 1- and 3-D input, else 1 (as
+            PyTorch). Default: ``None``
+        _stacklevel (int, optional): unused, kept for PyTorch's signature. Default: ``3``
+        dtype (eager.dtype, optional): cast ``input`` to this dtype first (e.g. to compute an
+            integer tensor's softmax in float64). Default: ``None``
+
+    Example::
+
+        >>> F.softmax(eager.tensor([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]]), dim=1)
+        tensor([[0.0900, 0.2447, 0.6652],
+                [0.3333, 0.3333, 0.3333]])
+        >>> F.softmax(eager.tensor([1, 2]), dim=0, dtype=eager.float64)
+        tensor([0.2689, 0.7311], dtype=eager.float64)
+    """
+    if dim is None:
+        dim = _softmax_dim(input.ndim)
+    if dtype is not None:
+        input = _ew.cast(input, dtype)
+    return _red.softmax(input, dim)
+
+
+def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
+    """Applies ``log(softmax(x))`` along ``dim``, computed stably in one step.
+
+    Args:
+        input (Tensor): the input.
+        dim (int, optional): the dimension to normalize over; omitting it is deprecated and
+            picks one with a warning, as in :func:`softmax`. Default: ``None``
+        _stacklevel (int, optional): unused, kept for PyTorch's signature. Default: ``3``
+        dtype (eager.dtype, optional): cast ``input`` to this dtype first. Default: ``None``
+
+    Example::
+
+        >>> F.log_softmax(eager.tensor([[1.0, 2.0, 3.0]]), dim=1)
+        tensor([[-2.4076, -1.4076, -0.4076]])
+    """
+    if dim is None:
+        dim = _softmax_dim(input.ndim)
+    if dtype is not None:
+        input = _ew.cast(input, dtype)
+    return _red.log_softmax(input, dim)

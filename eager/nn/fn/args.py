@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...amp.autocast_mode import dispatch_plain
 from ...dispatch import dispatch
 from ...factories import tensor
 from ...ops import linalg as _la
@@ -63,7 +64,6 @@ def along(x: Tensor, dim: int, matrix: np.ndarray) -> Tensor:
     for s in shape[dim + 1:]:
         rest *= s
     # (autocast suspended: PyTorch's pooling and upsampling kernels are no matmuls)
-    from ...amp.autocast_mode import dispatch_plain
     if dim == len(shape) - 1:
         y = dispatch_plain(_la.Matmul, reshape(x, (lead, size)),
                            tensor(np.ascontiguousarray(matrix.T)))

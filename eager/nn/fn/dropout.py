@@ -9,11 +9,12 @@ import warnings
 
 from ...dispatch import dispatch
 from ...fn import elementwise as _ew
+from ...inplace import inplace as _inplace
 from ...ops import factory as _fac
 from .activation import apply_inplace
 
-__all__ = ["alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout",
-           "pixel_shuffle", "pixel_unshuffle"]
+__all__ = ["alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d",
+           "feature_alpha_dropout", "pixel_shuffle", "pixel_unshuffle"]
 
 
 def _check_p(p):
@@ -302,3 +303,45 @@ def pixel_unshuffle(input, downscale_factor: int):
     x = input.reshape(lead + (c, h // r, r, w // r, r))
     x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)
     return x.reshape(lead + (c * r * r, h // r, w // r))
+
+
+def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Randomly zeroes elements of ``input`` with probability ``p`` (dropout).
+
+    The kept elements are scaled by ``1 / (1 - p)``, so the expected value is unchanged.
+
+    The mask is drawn from the default generator (:func:`eager.manual_seed`); a compiled
+    function draws a new mask on every call.  With ``training=False`` or ``p=0``, ``input``
+    itself is returned.
+
+    Args:
+        input (Tensor): the input, of any shape.
+        p (float, optional): the probability of zeroing an element, in ``[0, 1]`` (else
+            ``ValueError``). Default: ``0.5``
+        training (bool, optional): apply dropout; ``False`` returns ``input``. Default: ``True``
+        inplace (bool, optional): write the result into ``input`` and return it.
+            Default: ``False``
+
+    Example::
+
+        >>> x = eager.ones(2, 4)
+        >>> y = F.dropout(x, p=0.5)
+        >>> sorted(set(y.flatten().tolist()))
+        [0.0, 2.0]
+        >>> F.dropout(x, p=0.5, training=False) is x
+        True
+    """
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    dt = input._data.dtype
+    if p == 1.0:
+        out = _ew.mul(input, 0.0)
+    else:
+        mask = dispatch(_fac.Bernoulli, shape=tuple(input.shape), p=1.0 - p, dtype=dt,
+                        **_fac.device_params(input))
+        out = _ew.mul(input, _ew.mul(mask, 1.0 / (1.0 - p)))
+    if inplace:
+        return _inplace(input, out, "dropout_")
+    return out

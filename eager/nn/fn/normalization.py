@@ -10,7 +10,7 @@ from ...fn import elementwise as _ew
 from ...fn import reduce as _red
 from .args import reshape, shape_list
 
-__all__ = ["batch_norm", "group_norm", "instance_norm"]
+__all__ = ['batch_norm', 'group_norm', 'instance_norm', 'layer_norm']
 
 
 def _check_numel(what: str, t, expected: int, repeat: int = 1) -> None:
@@ -217,3 +217,55 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
     out, _, _ = _normalized(x, (2,), eps)
     out = reshape(out, tuple(input.shape))
     return _affine(out, weight, bias, (1, C) + (1,) * (nd - 2))
+
+
+def _mean(x, dims, keepdim=True):
+    return _red.mean(x, dims, keepdim)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
+    """Layer normalization over the last ``len(normalized_shape)`` dimensions.
+
+    Each slice is normalized to zero mean and unit variance, then an optional elementwise
+    affine map is applied.
+
+    Each slice is ``(x - mean) / sqrt(var + eps)`` with the biased variance over those
+    dimensions; ``weight`` and ``bias`` (if given) are multiplied and added elementwise.
+
+    Args:
+        input (Tensor): the input, ``(*, *normalized_shape)``.
+        normalized_shape (int or sequence of ints): the trailing shape to normalize over; it
+            must match the end of ``input.shape`` (else ``RuntimeError``).
+        weight (Tensor, optional): the scale, of shape ``normalized_shape``. Default: ``None``
+        bias (Tensor, optional): the shift, of shape ``normalized_shape``. Default: ``None``
+        eps (float, optional): added to the variance for stability. Default: ``1e-5``
+
+    Shape:
+        - Input: ``(*, *normalized_shape)``.
+        - Output: the shape of the input.
+
+    Example::
+
+        >>> F.layer_norm(eager.tensor([[1.0, 2.0, 3.0], [2.0, 2.0, 2.0]]), (3,))
+        tensor([[-1.2247,  0.0000,  1.2247],
+                [ 0.0000,  0.0000,  0.0000]])
+        >>> F.layer_norm(eager.randn(2, 3, 4), [3, 4], weight=eager.ones(3, 4)).shape
+        eager.Size([2, 3, 4])
+    """
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    k = len(normalized_shape)
+    if tuple(input.shape[input.ndim - k:]) != normalized_shape or k > input.ndim:
+        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input "
+                           f"with shape [*, {', '.join(map(str, normalized_shape))}], but got "
+                           f"input of size{list(input.shape)}")
+    dims = tuple(range(input.ndim - k, input.ndim))
+    xc = _ew.sub(input, _mean(input, dims))
+    var = _mean(_ew.mul(xc, xc), dims)
+    out = _ew.mul(xc, _ew.rsqrt(_ew.add(var, eps)))
+    if weight is not None:
+        out = _ew.mul(out, weight)
+    if bias is not None:
+        out = _ew.add(out, bias)
+    return out

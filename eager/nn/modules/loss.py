@@ -1,6 +1,8 @@
 """PyTorch's import path ``torch.nn.modules.loss`` for eager's classes."""
 
-from .. import (  # noqa: F401
+from ..extra_losses import *  # noqa: F403
+from ..extra_losses import __all__ as _extra_losses
+from ..loss import (  # noqa: F401
     BCELoss,
     BCEWithLogitsLoss,
     CrossEntropyLoss,
@@ -11,8 +13,6 @@ from .. import (  # noqa: F401
     NLLLoss,
     SmoothL1Loss,
 )
-from ..extra_losses import *  # noqa: F403
-from ..extra_losses import __all__ as _extra_losses
 
 __all__ = ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
            "MSELoss", "NLLLoss", "SmoothL1Loss"] + _extra_losses
