@@ -131,14 +131,17 @@ class CompiledFunction:
         misses, guard_failures, compile_seconds."""
         return dict(self._stats)
 
-    def explain(self, wait: bool = True) -> Explanation:
-        """A readable report of traces, guards, kernels and fallbacks.  ``wait``: first
-        finish the kernel builds still running in the background and load them (else the
-        report shows the kernels loaded so far, and a short program never pays for
-        loading Numba)."""
+    def explain(self, wait: bool = True, verbose: bool = False) -> Explanation:
+        """A readable report of traces, guards, kernels and fallbacks: printed, a short
+        summary, or with ``verbose=True`` the full dump (guards, graphs and kernel source
+        of every trace; also ``.full()``).  ``wait``: first finish the kernel builds still
+        running in the background and load them (else the report shows the kernels loaded
+        so far, and a short program never pays for loading Numba)."""
         if wait:
             _wait_all()
-        return Explanation(self)
+        out = Explanation(self)
+        out.verbose = bool(verbose)
+        return out
 
     def _submit_builds(self) -> None:
         """At :func:`wait`: start the builds still waiting for a replay, except those of
@@ -943,12 +946,13 @@ class CompiledModule:
         return f"compile({self._module!r})"
 
 
-def explain(fn, *args, **kwargs) -> Explanation:
-    """Compile ``fn`` (if needed), call it on the arguments twice, and explain."""
+def explain(fn, *args, verbose: bool = False, **kwargs) -> Explanation:
+    """Compile ``fn`` (if needed), call it on the arguments twice, and explain (the
+    summary; ``verbose=True``: the full dump)."""
     cf = fn if isinstance(fn, (CompiledFunction, CompiledModule)) else compile(fn)
     cf(*args, **kwargs)
     cf(*args, **kwargs)
-    return cf.explain()
+    return cf.explain(verbose=verbose)
 
 
 def wait(timeout: float | None = None) -> bool:

@@ -7,8 +7,9 @@
     x.grad          # tensor([2., 4., 6.])
 """
 # ruff: noqa: F401, F403, E402, I001
-# Order matters: the op set registers first, the public functions next, Tensor methods
-# are bound from them, and nn/optim/viz build on all of it.
+import sys
+# The facade: it gathers the public names.  Each module imports what it needs from the
+# layers below it (docs/ARCHITECTURE-eager.md, "Layers"; tests/test_layers.py keeps them).
 
 from . import ops as _ops
 from . import autograd
@@ -86,9 +87,8 @@ def compile(fn=None, **kwargs):
 
 def __getattr__(name):
     # eager.compiler: the compiler package, as torch.compiler (reset, disable,
-    # is_compiling, wait, explain), imported at first use only
+    # is_compiling, wait, explain), imported at first use only (eager/compiler.py)
     if name == "compiler":
-        import sys
         import compiler as _compiler
         sys.modules.setdefault(__name__ + ".compiler", _compiler)
         return _compiler

@@ -188,7 +188,13 @@ def test_runtime_imports_neither_eager_nor_compiler_at_module_level():
             f"{mod} imports {target} at module level: runtime is the bottom layer")
 
 
+#: eager's modules that are the compiler's namespace, imported only when a user asks for them
+COMPILER_ALIASES = {"eager.compiler"}   # torch.compiler's name: the compiler package itself
+
+
 def test_eager_never_imports_the_compiler_at_module_level():
     for mod, target in _module_level_imports("eager"):
+        if mod in COMPILER_ALIASES:
+            continue
         assert not target.startswith("compiler"), (
             f"{mod} imports {target} at module level (eager.compile is a lazy alias)")

@@ -66,3 +66,23 @@ def test_hints():
     assert "dynamic=True" in hint_for("max_traces=8 reached (arg 0 ...)")
     assert "compiler.disable" in hint_for("this call could not be traced: .item()")
     assert "full()" in hint_for("something new")
+
+
+def test_explain_verbose_keyword_gives_the_full_dump():
+    cf = _tour()
+    x = torch.randn(4) + 3.0
+    cf(x)
+    cf(x)
+    summary, verbose = cf.explain(), cf.explain(verbose=True)
+    assert str(verbose) == verbose.full() != str(summary)
+    assert len(str(verbose).splitlines()) > len(str(summary).splitlines())
+    from compiler import explain
+    assert str(explain(_tour(), x, verbose=True)).count("trace 0") >= 1
+
+
+def test_import_eager_compiler_is_the_compiler_package():
+    import compiler
+    import eager.compiler as ec
+    assert ec is compiler and torch.compiler is compiler
+    from eager.compiler import is_compiling, reset
+    assert is_compiling() is False and callable(reset)
