@@ -33,23 +33,19 @@ from eager.tracing import TracerHooks
 
 from .guards import hooks_key
 from .ir import Const, Graph, Guard, Node, Value, outcome_key
+from .pystate.base import our_file
 from .pystate.symbolic import SymFloat, SymInt, is_sym, specialize
 from .pystate.symbolic import plain as sym_plain
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.realpath(sys.modules["eager"].__file__)))
-_PKG_DIRS = tuple(os.path.join(_ROOT, d) + os.sep for d in ("eager", "compiler"))
 _KINDS = {"bool()": "bool", "item()": "item", "float()": "float", "int()": "int"}
 
 
-_OURS: dict[str, bool] = {}
+_OURS: dict[str, bool] = {}   # the answers of _is_ours, read inline on the hot path
 
 
 def _is_ours(filename: str) -> bool:
-    """Whether a code file belongs to eager/ or compiler/ (paths may be relative)."""
-    r = _OURS.get(filename)
-    if r is None:
-        full = os.path.realpath(os.path.abspath(filename))
-        r = _OURS[filename] = full.startswith(_PKG_DIRS) or "importlib" in filename
+    """Whether a code file is the project's own (or the import machinery)."""
+    r = _OURS[filename] = our_file(filename) or "importlib" in filename
     return r
 
 

@@ -15,6 +15,7 @@ import weakref
 import numpy as np
 
 from eager._state import STATE
+from eager.amp.autocast_mode import autocast_key
 from eager.tensor import Tensor
 from runtime import device as runtime_device
 
@@ -56,7 +57,7 @@ def flatten(args: tuple, kwargs: dict, dynamic=(), instance: bool = False):
         if instance:
             parts[0] = SELF
         return tensors, (("tuple", tuple(parts)), (), STATE.grad_enabled,
-                         memory_pattern(tensors) if len(tensors) > 1 else (), _autocast_key())
+                         memory_pattern(tensors) if len(tensors) > 1 else (), autocast_key())
     k = _key_of(args, tensors)
     if dynamic:
         k = ("tuple", tuple((type(args[i]).__name__, DYNAMIC) if i in dynamic and
@@ -65,7 +66,7 @@ def flatten(args: tuple, kwargs: dict, dynamic=(), instance: bool = False):
         k = ("tuple", (SELF,) + k[1][1:])
     kw = tuple((n, _key_of(v, tensors)) for n, v in sorted(kwargs.items())) if kwargs else ()
     return tensors, (k, kw, STATE.grad_enabled,
-                     memory_pattern(tensors) if len(tensors) > 1 else (), _autocast_key())
+                     memory_pattern(tensors) if len(tensors) > 1 else (), autocast_key())
 
 
 def hooks_key(hooks, post_accumulate_hooks) -> tuple:
@@ -78,13 +79,6 @@ def hooks_key(hooks, post_accumulate_hooks) -> tuple:
 #: through ``is_contiguous()``/``stride()``, ``is_leaf``, ``isinstance(x, Parameter)``)
 TENSOR_FIELDS = ("shape", "dtype", "requires_grad", "device", "strides", "class", "is_leaf",
                  "hooks")
-
-
-def _autocast_key():
-    """eager.autocast's state, (device type, dtype name) or None: a trace recorded with
-    autocast off holds float32 matmuls and must not replay under autocast, or the reverse."""
-    policy = STATE.autocast
-    return None if policy is None else policy.key
 
 
 DYNAMIC = "<dynamic>"  # in a key: this number is an input of the trace

@@ -8,8 +8,10 @@ import os
 import re
 import sysconfig
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-_TRUSTED_DIRS = tuple(os.path.join(_ROOT, d) + os.sep for d in ("eager", "compiler", "runtime"))
+#: where our own code lives, defined once: the directory of each of the project's packages
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+OUR_DIRS = {p: os.path.join(ROOT, p) + os.sep for p in ("eager", "compiler", "runtime")}
+_TRUSTED_DIRS = tuple(OUR_DIRS.values())
 _TRUSTED_PKGS = tuple(os.sep + p + os.sep for p in ("numpy", "numba", "numba_cuda", "llvmlite"))
 # the import machinery and generated kernel modules (runtime.cache) run when a device's
 # eager op builds its kernel inside a trace: eager's own doing, not the user's
@@ -53,6 +55,19 @@ def trusted_file(filename: str) -> bool:
                     or bool(_GENERATED.search(full))
         _TRUSTED[filename] = t
     return t
+
+
+def our_file(filename: str) -> bool:
+    """Whether a code file belongs to eager/, compiler/ or runtime/ (paths may be
+    relative or go through links)."""
+    t = _OURS.get(filename)
+    if t is None:
+        t = _OURS[filename] = os.path.realpath(os.path.abspath(filename)).startswith(
+            _TRUSTED_DIRS)
+    return t
+
+
+_OURS: dict = {}
 
 
 def library_file(filename: str) -> bool:

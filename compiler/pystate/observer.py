@@ -41,7 +41,7 @@ from . import bytecode, peek
 
 if sys.version_info >= (3, 12):
     from . import bytecode_312  # noqa: F401  (registers 3.12's and 3.13's instructions)
-from .base import Unsure, UnsureThisCall, library_file, trusted_file, where
+from .base import OUR_DIRS, Unsure, UnsureThisCall, library_file, trusted_file, where
 from .guards import (
     Content,
     Equals,
@@ -531,10 +531,8 @@ def _observed_classes() -> tuple:
     return Module, LRScheduler, GradScaler
 
 
-_EAGER_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.realpath(__file__)))), "eager") + os.sep
 #: where the observed classes' code lives (the layers above the ops)
-_OBSERVED_DIRS = tuple(_EAGER_DIR + d + os.sep for d in ("nn", "optim", "amp"))
+_OBSERVED_DIRS = tuple(OUR_DIRS["eager"] + d + os.sep for d in ("nn", "optim", "amp"))
 _OBSERVED_LAYER: dict = {}
 
 

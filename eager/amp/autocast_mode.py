@@ -257,6 +257,8 @@ def get_autocast_dtype(device_type: str = "cpu"):
 
 
 def autocast_key():
-    """The autocast state as a hashable value (None when off): a compiled function's guard."""
+    """The autocast state as a hashable value, (device type, dtype name), or None when off:
+    a compiled function's guard (a trace recorded with autocast off holds float32 matmuls
+    and must not replay under autocast, or the reverse)."""
     policy = STATE.autocast
     return None if policy is None else policy.key
