@@ -8,6 +8,8 @@ into the tensor's storage and bump its version counter (:func:`inplace`).
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from . import fn as _fn_pkg
@@ -142,6 +144,33 @@ def _copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
     return inplace(self, fn.cast(src, self.dtype), "copy_")
 
 
+#: id(array) -> array: the host arrays made by ``pin_memory`` (kept only while alive)
+_PINNED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def _pin_memory(self, device=None):
+    """A copy of this CPU tensor marked as pinned (``is_pinned()`` is True for it and its
+    views).  The memory is ordinary host memory: host-device copies are synchronous here
+    either way, so pinning changes no result, only what ``is_pinned`` reports."""
+    if self.is_cuda:
+        raise RuntimeError(f"cannot pin 'eager.cuda.{_LEGACY[self._data.dtype.name]}Tensor' "
+                           "only dense CPU tensors can be pinned")
+    if self.is_pinned():
+        return self
+    out = clone(self)
+    _PINNED[id(out._data)] = out._data
+    return out
+
+
+def _is_pinned(self, device=None) -> bool:
+    d = self._data
+    while isinstance(d, np.ndarray):
+        if _PINNED.get(id(d)) is d:
+            return True
+        d = d.base
+    return False
+
+
 def _install_conversions():
     T = Tensor
     T.zero_ = _zero_
@@ -156,6 +185,8 @@ def _install_conversions():
     T.half = lambda self: fn.cast(self, "float16")
     T.bfloat16 = lambda self: fn.cast(self, "bfloat16")
     T.long = lambda self: fn.cast(self, "int64")
+    T.pin_memory = _pin_memory
+    T.is_pinned = _is_pinned
     T.int = lambda self: fn.cast(self, "int32")
     T.bool = lambda self: fn.cast(self, "bool")
     T.cpu = lambda self, memory_format=None: to_device(self, "cpu")

@@ -12,6 +12,7 @@ generator.  An op with no entry raises ``NotImplementedError`` naming op and dev
 
 from __future__ import annotations
 
+import collections
 import math
 
 import numpy as np
@@ -19,10 +20,20 @@ import numpy as np
 from runtime import device as _device
 from runtime.cuda import kernels as K
 from runtime.cuda import templates
-from runtime.cuda.array import CudaArray
+from runtime.cuda.array import CudaArray, storage_dtype
 
 from .. import dtypes as _dt
-from ..dispatch import IMPLS, _CopyInto
+from ..dispatch import (
+    _HALF_NATIVE,
+    _NO_HALF,
+    _SAME_DTYPE,
+    _SCALAR_OPMATH,
+    IMPLS,
+    _CopyInto,
+    _half_forward,
+    _round_scalar,
+    promote,
+)
 from ..ops import OPS, scalarexpr
 from ..ops import elementwise as E
 from ..ops import factory as Fa
@@ -165,7 +176,17 @@ for _op in OPS.values():
 
 
 def copy_into(dst: CudaArray, src) -> None:
-    """``dst[...] = src`` (broadcast, cast as ``astype``): in-place writes."""
+    """``dst[...] = src`` (broadcast, cast as ``astype``): in-place writes (float16/bfloat16
+    through the conversion kernels, then a copy of the bits)."""
+    if dst.dtype.char in _HALF:
+        if isinstance(src, CudaArray):
+            src = src if src.dtype == dst.dtype else _cast(src, dst.dtype)
+        else:
+            src = CudaArray.from_host(np.asarray(src, dst.dtype))
+        run_elementwise(S.Expand, [_bits(src)], {"shape": dst.shape}, out=_bits(dst))
+        return
+    if isinstance(src, CudaArray) and src.dtype.char in _HALF:
+        src = _cast(src, _F32)
     if isinstance(src, CudaArray):
         run_elementwise(E.Cast, [src], {"dtype": dst.dtype}, out=dst)
     else:
@@ -177,14 +198,13 @@ TABLE[_CopyInto] = copy_into
 
 
 def contiguous(a: CudaArray) -> CudaArray:
-    if a.is_contiguous:
-        return a
-    out = CudaArray.empty(a.shape, a.dtype)
-    run_elementwise(S.Expand, [a], {"shape": a.shape}, out=out)
-    return out
+    return a if a.is_contiguous else clone(a)
 
 
 def clone(a: CudaArray) -> CudaArray:
+    """A contiguous copy (of the bits, for float16/bfloat16)."""
+    if a.dtype.char in _HALF:
+        return _as_half(clone(_bits(a)), a.dtype)
     out = CudaArray.empty(a.shape, a.dtype)
     run_elementwise(S.Expand, [a], {"shape": a.shape}, out=out)
     return out
@@ -206,22 +226,6 @@ def _view(a, shape):
         raise RuntimeError(f"{S._VIEW_ERROR} (shape {list(a.shape)} -> {list(shape)})") from None
 
 
-def _set_item(x, value, idx, key, dims, out=None):
-    """``x`` with ``x[key] = value`` (basic keys); ``out``: write into that array instead
-    of a copy of ``x`` (the in-place ``__setitem__``)."""
-    if idx is not None:
-        raise NotImplementedError("Could not run 'set_item' with arguments from the 'cuda' "
-                                  "device: advanced (tensor) indices have no cuda kernel yet")
-    out = clone(x) if out is None else out
-    view = out.basic_index(key)
-    value_shape = getattr(value, "shape", ())
-    I.value_shape(value_shape, view.shape, False)   # PyTorch's error when it cannot broadcast
-    if isinstance(value, CudaArray) and len(value.shape) > len(view.shape):
-        value = value.reshape(value.shape[len(value.shape) - len(view.shape):])
-    copy_into(view, value)
-    return out
-
-
 def _basic_scatter(g, shape, key):
     out = _full(shape, 0, g.dtype)
     copy_into(out.basic_index(key), g)
@@ -229,7 +233,6 @@ def _basic_scatter(g, shape, key):
 
 
 TABLE.update({
-    I.SetItem: _set_item,
     I.BasicScatter: _basic_scatter,
     S.Reshape: lambda a, shape: _reshape(a, shape),
     S.ReshapeCopy: lambda a, shape: clone(a).reshape(shape),
@@ -258,6 +261,18 @@ def _reduction_spec(kind: str, src: np.dtype, out: np.dtype):
         final = "{acc} / {count}" if kind == "mean" else "{acc}"
         final = scalarexpr.cast(f"({final})", np.dtype(acc), out)
         return acc, init, "{acc} + " + x, final
+    if kind == "prod":   # float64 / int64 (wrapping, as NumPy's int64 product)
+        acc = _ACC[src.kind][0]
+        x = "np.float64({x})" if src.kind == "f" else "np.int64({x})"
+        one = "1.0" if src.kind == "f" else "1"
+        return acc, one, "{acc} * " + x, scalarexpr.cast("({acc})", np.dtype(acc), out)
+    if kind in ("any", "all"):   # 0/1 in int64 (NaN counts as true, as NumPy)
+        if kind == "any":
+            combine = "({acc} if {x} == 0 else np.int64(1))"
+        else:
+            combine = "(np.int64(0) if {x} == 0 else {acc})"
+        final = "({acc} != 0)" if out.kind == "b" else "np.uint8({acc})"
+        return "int64", "np.int64(0)" if kind == "any" else "np.int64(1)", combine, final
     big = kind == "amax"
     if src.kind == "f":
         init = scalarexpr.literal(-math.inf if big else math.inf, src)
@@ -740,3 +755,568 @@ TABLE.update({
     R.Argmax: _argreduce(True),
     R.Argmin: _argreduce(False),
 })
+
+
+# -- scans, products, logical reductions, norms -----------------------------------------------
+
+def _reduce_kind(kind):
+    def impl(a, dim, keepdim=False, dtype=None):
+        if kind == "prod":
+            out = R._int_acc(a, dtype)
+            out = a.dtype if out is None else np.dtype(out)
+        else:   # any / all: bool, or uint8 for uint8 input (as the CPU forward)
+            out = np.dtype(np.uint8) if a.dtype == np.uint8 else _BOOL
+        return reduce(kind, a, dim, keepdim, out)
+    impl.__name__ = f"{kind}_cuda"
+    return impl
+
+
+def _count_nonzero(a, dim):
+    nz = run_elementwise(E.Ne, [a, 0], {})
+    if not dim:
+        return run_elementwise(E.Cast, [nz], {"dtype": _I64})
+    return reduce("sum", nz, dim, False, _I64)
+
+
+def _norm(a, p, dim, keepdim=False):
+    x = run_elementwise(E.Abs, [a], {})
+    if p in (math.inf, -math.inf) and not all(a.shape[d] for d in dim):
+        # NumPy's error for an empty max/min, as the CPU forward raises it
+        return CudaArray.from_host(R.Norm.forward(np.empty(a.shape, a.dtype), p, dim, keepdim))
+    if p == 2.0:
+        out = run_elementwise(E.Sqrt, [reduce("sum", run_elementwise(E.Mul, [x, x], {}), dim,
+                                              keepdim, x.dtype)], {})
+    elif p == 1.0:
+        out = reduce("sum", x, dim, keepdim, x.dtype)
+    elif p in (math.inf, -math.inf):
+        out = reduce("amax" if p > 0 else "amin", x, dim, keepdim, x.dtype)
+    elif p == 0.0:
+        out = reduce("sum", run_elementwise(E.Ne, [x, 0], {}), dim, keepdim, x.dtype)
+    else:
+        s = reduce("sum", run_elementwise(E.Pow, [x, float(p)], {}), dim, keepdim, x.dtype)
+        out = run_elementwise(E.Pow, [s, 1.0 / p], {})
+    return out if out.dtype == a.dtype else run_elementwise(E.Cast, [out], {"dtype": a.dtype})
+
+
+def _scan(kind, a, dim, out_dtype, reverse=False):
+    """``kind`` ("sum", "prod", "lse") scanned along ``dim``: the input moved so that
+    ``dim`` is last and cast to ``out_dtype`` (one contiguous copy), scanned in place one
+    row per thread, moved back (contiguous, as the CPU's result)."""
+    out_dtype = np.dtype(out_dtype)
+    if a.ndim == 0:
+        return run_elementwise(E.Cast, [a], {"dtype": out_dtype})
+    perm = [d for d in range(a.ndim) if d != dim] + [dim]
+    moved = a.transpose(perm)
+    y = CudaArray.empty(moved.shape, out_dtype)
+    run_elementwise(E.Cast, [moved], {"dtype": out_dtype}, out=y)
+    m = a.shape[dim]
+    rows = y.size // m if m else 0
+    if rows:
+        key = ("scan", kind, out_dtype.char)
+        mod = _KERNELS.get(key)
+        if mod is None:
+            mod = _KERNELS[key] = DEV.load(K.scan_source(kind, out_dtype.name))
+        blocks, threads = DEV.grid(rows)
+        DEV.launch(mod, "kernel", blocks, threads, [y.base, rows, m, bool(reverse)])
+    back = [0] * a.ndim
+    for i, d in enumerate(perm):
+        back[d] = i
+    return contiguous(y.transpose(back))
+
+
+def _cumsum(a, dim, reverse=False, dtype=None):
+    out = R._int_acc(a, dtype)
+    return _scan("sum", a, dim, a.dtype if out is None else out, reverse)
+
+
+def _cumprod(a, dim, dtype=None):
+    out = R._int_acc(a, dtype)
+    return _scan("prod", a, dim, a.dtype if out is None else out)
+
+
+def _logcumsumexp(a, dim):
+    if a.dtype.kind != "f":   # the CPU forward's error (NumPy has no integer logaddexp)
+        return CudaArray.from_host(OPS["logcumsumexp"].forward(np.zeros(a.shape, a.dtype), dim))
+    return _scan("lse", a, dim, a.dtype)
+
+
+TABLE.update({
+    R.Prod: _reduce_kind("prod"),
+    R.Any: _reduce_kind("any"),
+    R.All: _reduce_kind("all"),
+    R.CountNonzero: _count_nonzero,
+    R.Norm: _norm,
+    R.Cumsum: _cumsum,
+    OPS["cumprod"]: _cumprod,
+    OPS["logcumsumexp"]: _logcumsumexp,
+})
+
+
+# -- flip, roll, repeat, triangles, diagonals: views and copies ---------------------------------
+
+def _flipped(a, dims):
+    """A view of ``a`` reversed along ``dims`` (negative strides)."""
+    off, st = a.offset, list(a.estrides)
+    for d in dims:
+        if a.shape[d] > 1:
+            off += (a.shape[d] - 1) * st[d]
+            st[d] = -st[d]
+    return a._view(a.shape, tuple(st), off)
+
+
+def _roll(a, shifts, dims):
+    if dims is None:
+        flat = contiguous(a).reshape((a.size,))
+        return _roll(flat, shifts[:1], (0,)).reshape(a.shape)
+    out = a
+    for shift, d in zip(shifts, dims):
+        n = out.shape[d]
+        res = CudaArray.empty(out.shape, out.dtype)
+        k = shift % n if n else 0
+        full = [(0, s, 1) for s in out.shape]
+
+        def part(lo, hi):
+            key = list(full)
+            key[d] = (lo, hi, 1)
+            return tuple(key)
+        if res.size:
+            if k:
+                copy_into(res.basic_index(part(0, k)), out.basic_index(part(n - k, n)))
+            copy_into(res.basic_index(part(k, n)), out.basic_index(part(0, n - k)))
+        out = res
+    return out if out is not a else clone(a)
+
+
+def _repeat(a, repeats):
+    reps = tuple(int(r) for r in repeats)
+    if len(reps) < a.ndim:   # the CPU forward's (NumPy's) behaviour: leading ones pad reps
+        reps = (1,) * (a.ndim - len(reps)) + reps
+    shape = (1,) * (len(reps) - a.ndim) + a.shape
+    out = CudaArray.empty(tuple(r * s for r, s in zip(reps, shape)), a.dtype)
+    if out.size:
+        split, src = [], []
+        for r, s in zip(reps, shape):
+            split += [r, s]
+        src = a.reshape(shape) if a.is_contiguous else _reshape(a, shape)
+        src = src.unsqueeze(tuple(range(0, 2 * len(reps), 2))).broadcast_to(tuple(split))
+        copy_into(out.reshape(tuple(split)), src)
+    return out
+
+
+def _triangle(lower):
+    def impl(a, diagonal=0):
+        if a.ndim < 2:   # the CPU forward's error
+            return CudaArray.from_host(OPS["tril" if lower else "triu"].forward(
+                np.zeros(a.shape, a.dtype), diagonal))
+        r, c = a.shape[-2:]
+        rows = CudaArray.from_host(np.arange(r, dtype=np.int64).reshape(r, 1))
+        cols = CudaArray.from_host(np.arange(c, dtype=np.int64).reshape(1, c))
+        off = run_elementwise(E.Sub, [cols, rows], {})
+        keep = run_elementwise(E.Le if lower else E.Ge, [off, int(diagonal)], {})
+        zero = False if a.dtype.kind == "b" else 0
+        out = CudaArray.empty(a.shape, a.dtype)
+        run_elementwise(E.Where, [keep, a, zero], {}, out=out)
+        return out
+    impl.__name__ = "tril_cuda" if lower else "triu_cuda"
+    return impl
+
+
+def _diagonal(a, offset, dim1, dim2):
+    """The diagonal as a strided view, in a new last dimension (as ``diagonal_view``)."""
+    n1, n2 = a.shape[dim1], a.shape[dim2]
+    r0, c0 = max(-offset, 0), max(offset, 0)
+    n = max(min(n1 - r0, n2 - c0), 0)
+    off = a.offset + (min(r0, n1) * a.estrides[dim1] + min(c0, n2) * a.estrides[dim2]
+                      if n else 0)
+    rest = [i for i in range(a.ndim) if i not in (dim1, dim2)]
+    return a._view(tuple(a.shape[i] for i in rest) + (n,),
+                   tuple(a.estrides[i] for i in rest) + (a.estrides[dim1] + a.estrides[dim2],),
+                   off)
+
+
+def _diagonal_scatter(g, shape, offset, dim1, dim2):
+    out = _full(shape, 0, g.dtype)
+    view = _diagonal(out, offset, dim1, dim2)
+    if view.size:
+        copy_into(view, g)
+    return out
+
+
+def _diag(a, diagonal=0, shape=None):
+    if a.ndim == 2:
+        return clone(_diagonal(a, diagonal, 0, 1))
+    if a.ndim != 1:   # the CPU forward's error
+        return CudaArray.from_host(OPS["diag"].forward(np.zeros(a.shape, a.dtype), diagonal))
+    if shape is None:
+        n = a.shape[0] + abs(diagonal)
+        shape = (n, n)
+    out = _full(shape, 0, a.dtype)
+    view = _diagonal(out, diagonal, 0, 1)
+    if view.size:
+        copy_into(view.basic_index(((0, a.shape[0], 1),)), a)
+    return out
+
+
+TABLE.update({
+    S.Flip: lambda a, dims: clone(_flipped(a, dims)),
+    S.Roll: _roll,
+    S.Repeat: _repeat,
+    L.Tril: _triangle(True),
+    L.Triu: _triangle(False),
+    L.Diag: _diag,
+    OPS["diagonal"]: _diagonal,
+    OPS["diagonal_scatter"]: _diagonal_scatter,
+})
+
+
+# -- advanced indexing: gather and scatter kernels -----------------------------------------------
+
+def _index_module():
+    mod = _KERNELS.get("index")
+    if mod is None:
+        mod = _KERNELS["index"] = DEV.load(K.INDEX_SOURCE)
+    return mod
+
+
+def _check_adv_bounds(idx, dims, shape):
+    """PyTorch's IndexError for an index outside ``[-size, size)`` (I.check_bounds), from
+    the extremes of each index array (two reductions read back: a synchronizing check)."""
+    if idx.size == 0:
+        return
+    rest = tuple(range(1, idx.ndim))
+    lo = reduce("amin", idx, rest, False, idx.dtype).to_host()
+    hi = reduce("amax", idx, rest, False, idx.dtype).to_host()
+    I.check_bounds(lo.reshape(-1, 1), dims, shape)
+    I.check_bounds(hi.reshape(-1, 1), dims, shape)
+
+
+def _adv_layout(shape, estrides, idx, dims):
+    """(region shape, strides into the indexed array, strides into the index's batch) per
+    region dimension, NumPy's rule: adjacent indexed dims are replaced in place by the
+    index's batch dims, otherwise the batch dims go first."""
+    batch = idx.shape[1:]
+    ib = idx.estrides[1:]
+    if dims[-1] - dims[0] == len(dims) - 1:
+        order = [("a", d) for d in range(dims[0])] + [("b", j) for j in range(len(batch))] + \
+            [("a", d) for d in range(dims[-1] + 1, len(shape))]
+    else:
+        order = [("b", j) for j in range(len(batch))] + \
+            [("a", d) for d in range(len(shape)) if d not in dims]
+    rshape = tuple(shape[d] if t == "a" else batch[d] for t, d in order)
+    sa = tuple(estrides[d] if t == "a" else 0 for t, d in order)
+    si = tuple(0 if t == "a" else ib[d] for t, d in order)
+    return rshape, sa, si
+
+
+def _pad1(*tuples):
+    return tuple(t if t else (1,) if i == 0 else (0,) for i, t in enumerate(tuples))
+
+
+def _device_index(idx):
+    return idx if isinstance(idx, CudaArray) else CudaArray.from_host(np.asarray(idx))
+
+
+def _index(a, idx, dims):
+    idx = _device_index(idx)
+    _check_adv_bounds(idx, dims, a.shape)
+    rshape, sa, si = _adv_layout(a.shape, a.estrides, idx, dims)
+    out = CudaArray.empty(rshape, a.dtype)
+    n = out.size
+    if n:
+        src, dst = (_bits(a), _bits(out)) if a.dtype.char in _HALF else (a, out)
+        shp, sa, si = _pad1(rshape, sa, si)
+        blocks, threads = DEV.grid(n)
+        DEV.launch(_index_module(), "index", blocks, threads,
+                   [src.base, src.offset, idx.base, idx.offset, idx.estrides[0], dst.base,
+                    shp, sa, si, tuple(a.shape[d] for d in dims),
+                    tuple(a.estrides[d] for d in dims), n])
+    return out
+
+
+_ATOMIC = frozenset("fdil" + np.dtype(np.int64).char + np.dtype(np.uint64).char + "IL")
+
+
+def _put(y, idx, dims, v, add):
+    """Write (``add``: add atomically) ``v`` (broadcast to the region) at the positions of
+    the view ``y`` that ``idx`` addresses along ``dims``; bounds checked first."""
+    idx = _device_index(idx)
+    _check_adv_bounds(idx, dims, y.shape)
+    rshape, sy, si = _adv_layout(y.shape, y.estrides, idx, dims)
+    n = int(np.prod(rshape)) if rshape else 1
+    if not n:
+        return
+    if add and y.dtype.char not in _ATOMIC:   # bool / narrow ints: accumulate in int64
+        wide = CudaArray.empty(y.shape, _I64)
+        run_elementwise(E.Cast, [y], {"dtype": _I64}, out=wide)
+        _put(wide, idx, dims, v, add)
+        copy_into(y, wide)
+        return
+    if not isinstance(v, CudaArray):
+        v = CudaArray.from_host(np.asarray(v, y.dtype))
+    elif v.dtype != y.dtype:
+        v = _cast(v, y.dtype)
+    v = v.broadcast_to(rshape)
+    if y.dtype.char in _HALF:
+        y, v = _bits(y), _bits(v)
+    shp, sy, si = _pad1(rshape, sy, si)
+    sv = v.estrides or (0,)
+    blocks, threads = DEV.grid(n)
+    DEV.launch(_index_module(), "put", blocks, threads,
+               [y.base, y.offset, idx.base, idx.offset, idx.estrides[0], v.base, v.offset, sv,
+                shp, sy, si, tuple(y.shape[d] for d in dims),
+                tuple(y.estrides[d] for d in dims), n, bool(add)])
+
+
+def _index_put_add(g, idx, shape, dims):
+    out = _full(shape, 0, g.dtype)
+    _put(out, idx, dims, g, True)
+    return out
+
+
+def _set_item(x, value, idx, key, dims, out=None):
+    """``x`` with ``x[key][idx at dims] = value``; ``out``: write into that array instead
+    of a copy of ``x`` (the in-place ``__setitem__``)."""
+    out = clone(x) if out is None else out
+    view = out.basic_index(key)
+    if isinstance(value, np.ndarray):
+        value = CudaArray.from_host(value)
+    value_shape = getattr(value, "shape", ())
+    if idx is None:
+        I.value_shape(value_shape, view.shape, False)   # PyTorch's error
+        if isinstance(value, CudaArray) and len(value.shape) > len(view.shape):
+            value = value.reshape(value.shape[len(value.shape) - len(view.shape):])
+        copy_into(view, value)
+        return out
+    idx = _device_index(idx)
+    _check_adv_bounds(idx, dims, view.shape)
+    tshape = I.adv_shape(view.shape, idx.shape[1:], dims)
+    if isinstance(value, CudaArray):
+        vs = I.value_shape(value_shape, tshape, True)
+        value = value.reshape(vs) if vs != value.shape else value
+    if not view.flags.writeable:
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.")
+    _put(view, idx, dims, value, False)
+    return out
+
+
+def _along(index, dim):
+    return index.unsqueeze((0,)), (dim,)
+
+
+def _index_add(a, index, source, dim, alpha=1):
+    n = a.shape[dim]
+    if index.size and (index.min() < 0 or index.max() >= n):
+        raise IndexError("index out of range in self")
+    out = clone(a)
+    src = source if alpha == 1 else run_elementwise(E.Mul, [source, alpha], {})
+    idx, dims = _along(index, dim)
+    _put(out, idx, dims, src, True)
+    return out
+
+
+def _index_copy(a, index, source, dim):
+    n = a.shape[dim]
+    if index.size:
+        lo, hi = index.min(), index.max()
+        if lo < 0 or hi >= n:
+            bad = int(lo) if lo < 0 else int(hi)
+            raise IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {dim} "
+                             f"with size {n}")
+    out = clone(a)
+    idx, dims = _along(index, dim)
+    _put(out, idx, dims, source, False)
+    return out
+
+
+TABLE.update({
+    I.Index: _index,
+    I.IndexPutAdd: _index_put_add,
+    I.SetItem: _set_item,
+    I.IndexAdd: _index_add,
+    I.IndexCopy: _index_copy,
+})
+
+
+# -- float16 and bfloat16 -----------------------------------------------------------------------
+
+_HALF = _dt.HALF_CHARS
+_F32 = np.dtype(np.float32)
+_U16 = np.dtype(np.uint16)
+_I16 = np.dtype(np.int16)
+
+
+def _bits(a: CudaArray) -> CudaArray:
+    """The same view of a float16/bfloat16 array as int16: its bits, for copies (and
+    gathers, scatters) that move elements without reading them as numbers."""
+    return CudaArray(a.base.view(_I16), a.block, a.shape, a.estrides, a.offset, _I16)
+
+
+def _u16(base):
+    """A half array's device base as uint16: the bits the conversion kernels read."""
+    return base if base.dtype == _U16 else base.view(_U16)
+
+
+def _as_half(bits: CudaArray, dtype) -> CudaArray:
+    dtype = np.dtype(dtype)
+    base = bits.base.view(storage_dtype(dtype))
+    return CudaArray(base, bits.block, bits.shape, bits.estrides, bits.offset, dtype)
+
+
+def _half_kernel(key, source):
+    mod = _KERNELS.get(key)
+    if mod is None:
+        mod = _KERNELS[key] = DEV.load(source)
+    return mod
+
+
+def _cast(a: CudaArray, dtype) -> CudaArray:
+    """``a.astype(dtype)`` on the device (a contiguous result), through the half
+    conversion kernels (integer arithmetic on the bits: round to nearest even, as NumPy
+    and ml_dtypes) when either side is float16/bfloat16."""
+    dtype = np.dtype(dtype)
+    src_half, dst_half = a.dtype.char in _HALF, dtype.char in _HALF
+    if not (src_half or dst_half):
+        return run_elementwise(E.Cast, [a], {"dtype": dtype})
+    if a.dtype == dtype:
+        return clone(a)
+    if src_half:
+        x = contiguous(a)
+        y = CudaArray.empty(a.shape, _F32)
+        n = a.size
+        if n:
+            mod = _half_kernel(("half-decode", a.dtype.char),
+                               K.half_decode_source("bfloat16" if a.dtype.char == "E"
+                                                    else "float16"))
+            blocks, threads = DEV.grid(n)
+            DEV.launch(mod, "kernel", blocks, threads,
+                       [_u16(x.base)[x.offset:x.offset + n], y.base.view(np.uint32)[:n], n])
+        return y if dtype == _F32 else _cast(y, dtype)
+    src = a if a.dtype.kind == "f" and a.dtype.itemsize in (4, 8) else \
+        run_elementwise(E.Cast, [a], {"dtype": _F64})
+    src = contiguous(src)
+    out = CudaArray.empty(a.shape, dtype)
+    n = a.size
+    if n:
+        name = "bfloat16" if dtype.char == "E" else "float16"
+        mod = _half_kernel(("half-encode", src.dtype.char, dtype.char),
+                           K.half_encode_source(src.dtype.name, name))
+        ubits = np.uint32 if src.dtype.itemsize == 4 else np.uint64
+        blocks, threads = DEV.grid(n)
+        DEV.launch(mod, "kernel", blocks, threads,
+                   [src.base.view(ubits)[src.offset:src.offset + n], _u16(out.base)[:n], n])
+    return out
+
+
+def _half_wrap(op, fn):
+    """``fn`` with float16/bfloat16 arguments run as the CPU's ``_half_forward`` does:
+    half arguments converted to float32 on the device, the op run, a float32 result
+    rounded to the half result dtype; PyTorch's errors for the linear algebra ops that
+    refuse half."""
+    def impl(*args, **params):
+        halves = [a for a in args if isinstance(a, CudaArray) and a.dtype.char in _HALF]
+        if not halves:
+            want = params.get("dtype")
+            if want is not None and np.dtype(want).char in _HALF and \
+                    isinstance(op, type) and issubclass(op, Fa.Factory):
+                return _cast(fn(*args, **{**params, "dtype": _F32}), want)
+            return fn(*args, **params)
+        public = _NO_HALF.get(op.name)
+        if public is not None:
+            raise RuntimeError(f"{public}: Low precision dtypes not supported. Got "
+                               f"{_dt.scalar_name(halves[0].dtype)}")
+        arrays = [a for a in args if isinstance(a, CudaArray)]
+        if op.name in _SAME_DTYPE and len({a.dtype for a in arrays
+                                           if _dt.is_float(a.dtype)}) > 1:
+            return fn(*args, **params)   # the op's own dtype check raises PyTorch's error
+        target = np.dtype(_dt.result_type(*arrays))
+        if target.char in _HALF and op.name not in _SCALAR_OPMATH:
+            args = [_round_scalar(a, target) if type(a) is float else a for a in args]
+        up = [_cast(a, _F32) if isinstance(a, CudaArray) and a.dtype.char in _HALF else a
+              for a in args]
+        out = fn(*up, **params)
+        if isinstance(out, CudaArray) and out.dtype == _F32 and target.char in _HALF and \
+                params.get("dtype") is None:
+            out = _cast(out, target)
+        return out
+    impl.__name__ = getattr(fn, "__name__", op.name)
+    return impl
+
+
+def _cast_op(a, dtype):
+    return _cast(a, dtype)
+
+
+# -- the explicit host fallbacks -----------------------------------------------------------------
+
+#: op name -> why it runs on the host for now.  Each of these copies its CUDA arguments to
+#: the host, runs the CPU forward (float16/bfloat16 as the CPU runs them) and copies the
+#: result back: correct, synchronizing and slow, and counted (``FALLBACK_CALLS``) so that
+#: the gap is measured until each gets a kernel.
+HOST_FALLBACK = {
+    "einsum": "contraction planning (NumPy's einsum); next: permute/reshape onto the GEMM",
+    "nonzero": "output shape depends on the values (boolean indexing, masked_select)",
+    "masked_scatter": "data-dependent positions (a prefix count over the mask)",
+    "masked_gather": "data-dependent positions (its adjoint)",
+    "argsort": "needs a device sort (sort, argsort, msort)",
+    "topk_indices": "needs a device sort/selection (topk)",
+    "kthvalue_index": "needs a device selection (kthvalue, median)",
+    "searchsorted": "binary search kernel not written yet",
+    "histc": "histogram kernel (atomics) not written yet",
+    "bincount": "output length depends on the values",
+    "unique": "output shape depends on the values",
+    "pad": "constant/reflect/replicate/circular index maps not written yet",
+    "pad_adjoint": "pad's adjoint",
+    "im2col": "window gather kernel not written yet (convolutions, pooling, unfold)",
+    "col2im": "window scatter-add kernel not written yet (their gradients, fold)",
+    "one_hot": "one scatter kernel away; host for now",
+    "tri_indices": "a factory of index pairs (tril_indices/triu_indices)",
+    "combination_indices": "a factory of index tuples (combinations)",
+    "cholesky": "dense factorizations run on the host (no cuSOLVER binding)",
+    "cholesky_info": "as cholesky",
+    "solve_triangular": "as cholesky",
+    "qr": "as cholesky",
+    "svd": "as cholesky",
+    "svdvals": "as cholesky",
+    "eigh": "as cholesky",
+    "eigvalsh": "as cholesky",
+    "inv": "as cholesky",
+    "lu_info": "as cholesky",
+    "solve": "as cholesky",
+    "det": "as cholesky",
+    "cofactor": "as cholesky",
+    "slogdet": "as cholesky",
+    "pinv": "as cholesky",
+    "rnn_scan": "the fused RNN recurrence; composed per step on the host for now",
+}
+
+FALLBACK_CALLS: collections.Counter = collections.Counter()
+
+
+def _host_impl(op):
+    def impl(*args, **params):
+        FALLBACK_CALLS[op.name] += 1
+        host = [a.to_host() if isinstance(a, CudaArray) else a for a in args]
+        if any(type(a) is np.ndarray and a.dtype.char in _HALF for a in host) and \
+                op.name not in _HALF_NATIVE and not op.view:
+            out = _half_forward(op, host, host, params)
+        else:
+            out = op.forward(*(promote(host) if op.promotes else host), **params)
+        return CudaArray.from_host(np.asarray(out))
+    impl.__name__ = f"{op.name}_host_fallback"
+    return impl
+
+
+#: ops that run on half storage as it is (conversions, copies and views)
+_HALF_AS_IS = {E.Cast, _CopyInto, S.Reshape, S.View, S.Expand, S.Permute, S.Squeeze,
+               S.Unsqueeze, BasicIndex, OPS["diagonal"], S.Clone, S.Contiguous, S.ReshapeCopy,
+               I.SetItem, I.BasicScatter, I.Index, I.IndexPutAdd, S.Cat, S.Stack, S.Flip,
+               S.Roll, S.Repeat, OPS["diagonal_scatter"]}
+
+TABLE[E.Cast] = _cast_op
+for _op, _fn in list(TABLE.items()):
+    if _op not in _HALF_AS_IS:
+        TABLE[_op] = _half_wrap(_op, _fn)
+for _name in HOST_FALLBACK:
+    TABLE[OPS[_name]] = _host_impl(OPS[_name])

@@ -153,16 +153,27 @@ class _Flags:
         self.writeable = w
 
 
+def storage_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype the device array holds for ``dtype``: itself, or uint16 for bfloat16
+    (ml_dtypes' dtype, which Numba cannot type: its bits are stored and only the
+    conversion kernels read them)."""
+    return _U16 if dtype.char == "E" else dtype
+
+
+_U16 = np.dtype(np.uint16)
+
+
 class CudaArray:
     """A strided view (``shape``, element ``estrides``, element ``offset``) of ``base``,
-    a 1-D device array of ``dtype`` over one :class:`Block` (kept alive by ``block``)."""
+    a 1-D device array of ``dtype`` (its bits as uint16 for bfloat16: see
+    :func:`storage_dtype`) over one :class:`Block` (kept alive by ``block``)."""
 
     __slots__ = ("__weakref__", "base", "block", "dtype", "estrides", "offset", "shape")
 
-    def __init__(self, base, block, shape, estrides, offset=0):
+    def __init__(self, base, block, shape, estrides, offset=0, dtype=None):
         self.base = base
         self.block = block
-        self.dtype = base.dtype
+        self.dtype = base.dtype if dtype is None else np.dtype(dtype)
         self.shape = tuple(int(s) for s in shape)
         self.estrides = tuple(int(s) for s in estrides)
         self.offset = int(offset)
@@ -174,15 +185,16 @@ class CudaArray:
         shape = tuple(int(s) for s in shape)
         n = int(np.prod(shape)) if shape else 1
         block = ALLOCATOR.allocate(max(n, 1) * dtype.itemsize)
-        base = block.raw.view(dtype)
-        return CudaArray(base, block, shape, contiguous_strides(shape))
+        base = block.raw.view(storage_dtype(dtype))
+        return CudaArray(base, block, shape, contiguous_strides(shape), 0, dtype)
 
     @staticmethod
     def from_host(a: np.ndarray) -> CudaArray:
-        a = np.ascontiguousarray(a)
+        shape = np.shape(a)
+        a = np.ascontiguousarray(a).reshape(shape)   # (ascontiguousarray makes 0-d 1-d)
         out = CudaArray.empty(a.shape, a.dtype)
         if a.size:
-            out.base[:a.size].copy_to_device(a.reshape(-1))
+            out.base[:a.size].copy_to_device(a.reshape(-1).view(storage_dtype(a.dtype)))
         return out
 
     @staticmethod
@@ -201,11 +213,20 @@ class CudaArray:
         if not self.size:
             return np.empty(self.shape, self.dtype)
         lo, hi = self._extent()
-        flat = self.base[lo:hi].copy_to_host()
+        flat = self.base[lo:hi].copy_to_host().view(self.dtype)
         view = np.lib.stride_tricks.as_strided(
             flat[self.offset - lo:], self.shape,
             tuple(s * self.dtype.itemsize for s in self.estrides))
         return np.array(view, order="C")
+
+    def min(self):
+        """NumPy's ``min`` of the values, read back to the host (a synchronizing copy, as
+        ``Tensor.item()``: for the argument checks that need a value, e.g. index bounds)."""
+        return self.to_host().min()
+
+    def max(self):
+        """NumPy's ``max`` of the values, read back to the host (see :meth:`min`)."""
+        return self.to_host().max()
 
     def copy(self) -> CudaArray:
         """A contiguous copy on the device (device-to-device when contiguous)."""
@@ -273,7 +294,7 @@ class CudaArray:
     # -- views ---------------------------------------------------------------------------
     def _view(self, shape, estrides, offset=None) -> CudaArray:
         return CudaArray(self.base, self.block, shape, estrides,
-                         self.offset if offset is None else offset)
+                         self.offset if offset is None else offset, self.dtype)
 
     def reshape(self, shape, copy=None) -> CudaArray:
         """A view with another shape (one ``-1`` is inferred), as NumPy's

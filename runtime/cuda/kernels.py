@@ -348,3 +348,204 @@ def scatter(y, sy, size, idx, oi, si, src, os_, ss, shp, n, dim, add):
             y[py + q * sy[dim]] = src[ps]
         i += cuda.gridsize(1)
 '''
+
+
+def scan_source(kind: str, dtype: str) -> str:
+    """``kernel(y, rows, m, reverse)``: an in-place scan of each of ``rows`` contiguous rows
+    of ``m`` elements of ``y`` (``dtype``), one thread per row, in element order (from the
+    end when ``reverse``), accumulating in ``dtype`` as NumPy's ``cumsum``/``cumprod``/
+    ``logaddexp.accumulate`` do (so the results are NumPy's to rounding of the math
+    library): ``kind`` is "sum", "prod" or "lse"."""
+    if kind == "sum":
+        step = ["acc = acc + v"]
+    elif kind == "prod":
+        step = ["acc = acc * v"]
+    else:   # NumPy's npy_logaddexp, in dtype
+        step = ["if acc == v:",
+                f"    acc = acc + np.{dtype}(0.6931471805599453)",
+                "else:",
+                "    t = acc - v",
+                "    if t > 0:",
+                "        acc = acc + math.log1p(math.exp(-t))",
+                "    elif t <= 0:",
+                "        acc = v + math.log1p(math.exp(t))",
+                "    else:",
+                "        acc = t"]
+    body = "".join(f"                {ln}\n" for ln in step)
+    return HEADER + f'''
+
+@cuda.jit
+def kernel(y, rows, m, reverse):
+    r = cuda.grid(1)
+    while r < rows:
+        if m > 0:
+            base = r * m
+            first = base + m - 1 if reverse else base
+            acc = y[first]
+            for k in range(1, m):
+                p = base + m - 1 - k if reverse else base + k
+                v = y[p]
+{body}                y[p] = acc
+        r += cuda.gridsize(1)
+'''
+
+
+INDEX_SOURCE = HEADER + '''
+
+@cuda.jit
+def index(a, oa, idx, oi, si0, y, shp, sa, si, sizes, astr, n):
+    """Advanced indexing: ``y[i] = a[..]`` for every element ``i`` of the (contiguous)
+    output of shape ``shp``: output dimension ``d`` steps ``a`` by ``sa[d]`` (0 for a
+    batch dimension of the index) and the index by ``si[d]`` (0 for a dimension of
+    ``a``); then each of the ``len(sizes)`` index arrays (``idx[pi + t * si0]``, negative
+    values wrapped by ``sizes[t]``) steps ``a`` by ``astr[t]``."""
+    i = cuda.grid(1)
+    while i < n:
+        r = i
+        pa = oa
+        pi = oi
+        for k in range(len(shp)):
+            d = len(shp) - 1 - k
+            j = r % shp[d]
+            r = r // shp[d]
+            pa += j * sa[d]
+            pi += j * si[d]
+        for t in range(len(sizes)):
+            q = idx[pi + t * si0]
+            if q < 0:
+                q += sizes[t]
+            pa += q * astr[t]
+        y[i] = a[pa]
+        i += cuda.gridsize(1)
+
+
+@cuda.jit
+def put(y, oy, idx, oi, si0, v, ov, sv, shp, sy, si, sizes, ystr, n, add):
+    """The adjoint walk of ``index``: element ``i`` of the region of shape ``shp`` reads
+    ``v`` (strides ``sv``) and writes (``add``: adds atomically, so repeated indices
+    accumulate) the element of ``y`` it addresses."""
+    i = cuda.grid(1)
+    while i < n:
+        r = i
+        py = oy
+        pi = oi
+        pv = ov
+        for k in range(len(shp)):
+            d = len(shp) - 1 - k
+            j = r % shp[d]
+            r = r // shp[d]
+            py += j * sy[d]
+            pi += j * si[d]
+            pv += j * sv[d]
+        for t in range(len(sizes)):
+            q = idx[pi + t * si0]
+            if q < 0:
+                q += sizes[t]
+            py += q * ystr[t]
+        if add:
+            cuda.atomic.add(y, py, v[pv])
+        else:
+            y[py] = v[pv]
+        i += cuda.gridsize(1)
+'''
+
+
+def _to_half_bits(src_bits: int, src_man: int, half: str) -> str:
+    """Source of a device function ``enc(f)`` rounding the bits ``f`` (uint64) of an IEEE
+    float with ``src_bits`` bits and ``src_man`` mantissa bits to the bits of float16 or
+    bfloat16 (``half``), to nearest, ties to even, as NumPy / ml_dtypes do; NaN keeps the
+    top of its payload (quiet)."""
+    ebits = src_bits - 1 - src_man
+    sbias = (1 << (ebits - 1)) - 1
+    hman, hexp = (10, 5) if half == "float16" else (7, 8)
+    hbias = (1 << (hexp - 1)) - 1
+    drop = src_man - hman                   # mantissa bits dropped for a normal result
+    emax = (1 << ebits) - 1
+    # source exponent range giving a normal half: [lo_norm, hi_norm]
+    lo_norm = sbias - hbias + 1
+    hi_norm = sbias + hbias
+    # below lo_norm - hman - 1 the value rounds to zero
+    lo_sub = lo_norm - hman - 1
+    inf = ((1 << hexp) - 1) << hman
+    U = "np.uint64"
+    return f'''
+@register_jitable
+def enc(f):
+    sign = (f >> {U}({src_bits - 1})) << {U}({hexp + hman})
+    e = np.int64((f >> {U}({src_man})) & {U}({emax}))
+    m = f & {U}({(1 << src_man) - 1})
+    if e == {emax}:
+        if m == {U}(0):
+            return sign | {U}({inf})
+        return sign | {U}({inf}) | (m >> {U}({drop})) | {U}({1 << (hman - 1)})
+    if e > {hi_norm}:
+        return sign | {U}({inf})
+    if e < {lo_sub}:
+        return sign
+    if e < {lo_norm}:
+        # a subnormal half: the significand (with its leading 1 unless the source is
+        # subnormal too), shifted further
+        if e == 0:
+            e = 1
+        else:
+            m = m | {U}({1 << src_man})
+        shift = {U}({drop + lo_norm}) - {U}(e)
+        h = m >> shift
+        rem = m & ((({U}(1)) << shift) - {U}(1))
+        halfway = {U}(1) << (shift - {U}(1))
+    else:
+        h = ({U}(e - {lo_norm - 1}) << {U}({hman})) | (m >> {U}({drop}))
+        rem = m & {U}({(1 << drop) - 1})
+        halfway = {U}({1 << (drop - 1)})
+    if rem > halfway or (rem == halfway and (h & {U}(1)) == {U}(1)):
+        h += {U}(1)     # a carry into the exponent is right (up to inf)
+    return sign | h
+'''
+
+
+def half_encode_source(src: str, half: str) -> str:
+    """``kernel(x, y, n)``: ``y[i]`` (uint16, the bits of ``half``) = ``x[i]`` (the bits of
+    a float32 or float64 ``src`` as uint32/uint64) rounded to nearest even."""
+    bits, man = (32, 23) if src == "float32" else (64, 52)
+    return HEADER + _to_half_bits(bits, man, half) + '''
+
+@cuda.jit
+def kernel(x, y, n):
+    i = cuda.grid(1)
+    while i < n:
+        y[i] = np.uint16(enc(np.uint64(x[i])))
+        i += cuda.gridsize(1)
+'''
+
+
+def half_decode_source(half: str) -> str:
+    """``kernel(x, y, n)``: ``y[i]`` (uint32: the bits of a float32) = the float16 or
+    bfloat16 whose bits are ``x[i]`` (uint16); exact (every half is a float32)."""
+    if half == "bfloat16":
+        body = "y[i] = np.uint32(x[i]) << np.uint32(16)"
+    else:
+        body = '''h = np.uint32(x[i])
+        sign = (h >> np.uint32(15)) << np.uint32(31)
+        e = (h >> np.uint32(10)) & np.uint32(31)
+        m = h & np.uint32(1023)
+        if e == np.uint32(31):
+            y[i] = sign | np.uint32(0x7F800000) | (m << np.uint32(13))
+        elif e != np.uint32(0):
+            y[i] = sign | ((e + np.uint32(112)) << np.uint32(23)) | (m << np.uint32(13))
+        elif m == np.uint32(0):
+            y[i] = sign
+        else:
+            ee = np.uint32(113)
+            while (m & np.uint32(1024)) == np.uint32(0):
+                m = m << np.uint32(1)
+                ee -= np.uint32(1)
+            y[i] = sign | (ee << np.uint32(23)) | ((m & np.uint32(1023)) << np.uint32(13))'''
+    return HEADER + f'''
+
+@cuda.jit
+def kernel(x, y, n):
+    i = cuda.grid(1)
+    while i < n:
+        {body}
+        i += cuda.gridsize(1)
+'''
