@@ -75,10 +75,35 @@ class Device:
     def synchronize(self) -> None:
         """Wait for the work queued on this device."""
 
-    # -- kernels ---------------------------------------------------------------------
+    def allocator_stats(self) -> dict:
+        """The caching allocator's counters (empty for a device without one)."""
+        return {}
+
+    def from_interface(self, obj):
+        """Storage sharing memory with ``obj``, another library's array on this device
+        (``__cuda_array_interface__`` for CUDA)."""
+        raise NotImplementedError(f"the {self.type} device cannot wrap another library's "
+                                  "array")
+
+    # -- kernels (what codegen asks of a device) ---------------------------------------
     def load(self, source: str):
         """The module defined by generated kernel ``source`` (compiled, cached)."""
         raise NotImplementedError
+
+    @property
+    def templates(self):
+        """The module of loop templates and reduction helpers that generated kernels call
+        (:mod:`runtime.cpu.loops`); None for a device whose kernels are self-contained."""
+        return None
+
+    def grid(self, n: int, threads: int | None = None) -> tuple:
+        """``(blocks, threads)`` covering ``n`` elements, for :meth:`launch`."""
+        raise NotImplementedError(f"the {self.type} device launches no kernel grids")
+
+    def launch(self, module, name: str, blocks: int, threads: int, args: list) -> None:
+        """Run kernel ``name`` of a module from :meth:`load` on ``blocks`` x ``threads``
+        (devices whose kernels are called like functions, the CPU, do not need it)."""
+        raise NotImplementedError(f"the {self.type} device launches no kernel grids")
 
     def __repr__(self) -> str:
         return f"<device {self.type}>"
