@@ -249,19 +249,35 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _finish(t, requires_grad)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def _random_float_dtype(dtype, kernel: str) -> np.dtype:
+    """The dtype of ``rand``/``randn`` (default float); PyTorch's ``NotImplementedError``
+    (naming its kernel) for an integer or bool dtype."""
+    npd = _float_dtype(dtype)
+    if npd.kind in "biu":
+        name = _UNSIGNED.get(npd.name) or _dt.scalar_name(npd)
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+    return npd
+
+
+_UNSIGNED = {"uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}
+
+
+def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
+         layout=None, pin_memory=False) -> Tensor:
     """A tensor of samples drawn uniformly from ``[0, 1)``.
 
     Args:
-        *size (ints or a sequence of ints): the shape, as separate ints or one sequence.
-            Unlike :func:`zeros`, a ``size=`` keyword is not accepted.
+        *size (ints or a sequence of ints): the shape, as separate ints or one sequence
+            (``size=`` as a keyword also works).
         generator (eager.Generator, optional): the generator to draw from. Default:
             ``None`` (the default generator, seeded by :func:`eager.manual_seed`)
-        dtype (eager.dtype, optional): the dtype. Default: ``None`` (the default float
-            dtype, float32)
+        dtype (eager.dtype, optional): the dtype, a floating one (an integer or bool dtype
+            raises ``NotImplementedError``, as in PyTorch). Default: ``None`` (the default
+            float dtype, float32)
         device (str or eager.device, optional): the device. Default: ``None`` (CPU)
         requires_grad (bool, optional): record operations on the result for autograd.
             Default: ``False``
+        layout, pin_memory: accepted for PyTorch compatibility and ignored.
 
     Example::
 
@@ -274,32 +290,38 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
         >>> eager.rand(2, generator=g)
         tensor([0.5118, 0.9505])
     """
+    size = _size_kw(args, size, "rand")
+    npd = _random_float_dtype(dtype, "check_uniform_bounds")
     on = factory_params(device)
     g = _check_generator(generator, "rand")
-    t = dispatch(_f.Rand, shape=norm_shape(size, "rand"), dtype=_float_dtype(dtype), generator=g,
-                 **on)
+    t = dispatch(_f.Rand, shape=norm_shape(size, "rand"), dtype=npd, generator=g, **on)
     return _finish(t, requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
+          layout=None, pin_memory=False) -> Tensor:
     """A tensor of samples from the standard normal distribution ``N(0, 1)``.
 
     Args:
-        *size (ints or a sequence): the shape.
+        *size (ints or a sequence): the shape (``size=`` as a keyword also works).
         generator (eager.Generator, optional): the random-number generator to draw from.
-        dtype (eager.dtype, optional): default: the default float dtype (float32).
-        device (optional): accepted as PyTorch's.
+        dtype (eager.dtype, optional): a floating dtype (an integer or bool one raises
+            ``NotImplementedError``, as in PyTorch); default: the default float dtype
+            (float32).
+        device (str or eager.device, optional): the device. Default: ``None`` (CPU)
         requires_grad (bool): default: ``False``.
+        layout, pin_memory: accepted for PyTorch compatibility and ignored.
 
     Example::
 
         >>> eager.randn(2, 3).shape
         eager.Size([2, 3])
     """
+    size = _size_kw(args, size, "randn")
+    npd = _random_float_dtype(dtype, "normal_kernel_cpu")
     on = factory_params(device)
     g = _check_generator(generator, "randn")
-    t = dispatch(_f.Randn, shape=norm_shape(size, "randn"), dtype=_float_dtype(dtype),
-                 generator=g, **on)
+    t = dispatch(_f.Randn, shape=norm_shape(size, "randn"), dtype=npd, generator=g, **on)
     return _finish(t, requires_grad)
 
 
@@ -317,8 +339,9 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
             ``None`` (the default generator)
         dtype (eager.dtype, optional): the dtype. Default: ``None`` (int64)
         device (str or eager.device, optional): the device. Default: ``None`` (CPU)
-        requires_grad (bool, optional): accepted and ignored here (PyTorch refuses it
-            for integer dtypes). Default: ``False``
+        requires_grad (bool, optional): record operations on the result for autograd
+            (floating dtypes only: an integer dtype raises ``RuntimeError``, as in
+            PyTorch). Default: ``False``
 
     Example::
 
@@ -341,9 +364,10 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
     g = _check_generator(generator, "randint")
-    return dispatch(_f.Randint, low=int(low), high=int(high), shape=norm_shape(tuple(size)),
-                    dtype=_dt.DEFAULT_INT.np if dtype is None else _dt.to_numpy(dtype),
-                    generator=g, **on)
+    t = dispatch(_f.Randint, low=int(low), high=int(high), shape=norm_shape(tuple(size)),
+                 dtype=_dt.DEFAULT_INT.np if dtype is None else _dt.to_numpy(dtype),
+                 generator=g, **on)
+    return _finish(t, requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -377,7 +401,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 
 
 def _like(fn):
-    def like(input, *, dtype=None, device=None, requires_grad=False, **kw):
+    def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **kw):
         dt = input.dtype if dtype is None else dtype
         dev = input.device if device is None else device
         return fn(tuple(input.shape), dtype=dt, device=dev, requires_grad=requires_grad, **kw)
@@ -405,7 +429,9 @@ zeros_like.__doc__ = """A tensor of zeros with the shape of ``input``.
 
     It is ``zeros(input.shape)`` with ``input``'s dtype and device unless given.
 """ + _LIKE_ARGS + """
-        **kwargs: handed on to :func:`zeros` (``layout``, ``memory_format``, ...: ignored).
+        memory_format (eager.memory_format, optional): accepted for PyTorch compatibility
+            and ignored. Default: ``None``
+        **kwargs: handed on to :func:`zeros` (``layout``, ``pin_memory``: ignored).
 
     Example::
 
@@ -417,7 +443,9 @@ ones_like.__doc__ = """A tensor of ones with the shape of ``input``.
 
     It is ``ones(input.shape)`` with ``input``'s dtype and device unless given.
 """ + _LIKE_ARGS + """
-        **kwargs: handed on to :func:`ones` (``layout``, ``memory_format``, ...: ignored).
+        memory_format (eager.memory_format, optional): accepted for PyTorch compatibility
+            and ignored. Default: ``None``
+        **kwargs: handed on to :func:`ones` (``layout``, ``pin_memory``: ignored).
 
     Example::
 
@@ -431,7 +459,9 @@ empty_like.__doc__ = """An uninitialized tensor with the shape of ``input``.
     It is ``empty(input.shape)`` with ``input``'s dtype and device unless given (here
     filled with zeros, as :func:`empty` is).
 """ + _LIKE_ARGS + """
-        **kwargs: handed on to :func:`empty` (``layout``, ``memory_format``, ...: ignored).
+        memory_format (eager.memory_format, optional): accepted for PyTorch compatibility
+            and ignored. Default: ``None``
+        **kwargs: handed on to :func:`empty` (``layout``, ``pin_memory``: ignored).
 
     Example::
 
@@ -440,10 +470,12 @@ empty_like.__doc__ = """An uninitialized tensor with the shape of ``input``.
     """
 rand_like.__doc__ = """Uniform samples from ``[0, 1)`` with the shape of ``input``.
 
-    It is ``rand(input.shape)`` with ``input``'s dtype and device unless given.  ``input``
-    should have a floating dtype (or pass a floating ``dtype``): an integer dtype is not
-    refused here, but yields all zeros.
+    It is ``rand(input.shape)`` with ``input``'s dtype and device unless given.  The dtype
+    must be a floating one: an integer or bool ``input`` (without a floating ``dtype``)
+    raises ``NotImplementedError``, as in PyTorch.
 """ + _LIKE_ARGS + """
+        memory_format (eager.memory_format, optional): accepted for PyTorch compatibility
+            and ignored (the result is contiguous). Default: ``None``
         **kwargs: handed on to :func:`rand` (e.g. ``generator``).
 
     Example::
@@ -455,8 +487,10 @@ rand_like.__doc__ = """Uniform samples from ``[0, 1)`` with the shape of ``input
 randn_like.__doc__ = """Standard normal samples with the shape of ``input``.
 
     It is ``randn(input.shape)`` with ``input``'s dtype and device unless given (a
-    floating dtype).
+    floating dtype: an integer or bool one raises ``NotImplementedError``, as in PyTorch).
 """ + _LIKE_ARGS + """
+        memory_format (eager.memory_format, optional): accepted for PyTorch compatibility
+            and ignored (the result is contiguous). Default: ``None``
         **kwargs: handed on to :func:`randn` (e.g. ``generator``).
 
     Example::
@@ -517,7 +551,8 @@ def randint_like(input, low, high=None, *, generator=None, dtype=None, device=No
         dtype (eager.dtype, optional): the dtype. Default: ``None`` (``input.dtype``)
         device (str or eager.device, optional): the device. Default: ``None``
             (``input.device``)
-        requires_grad (bool, optional): accepted and ignored here. Default: ``False``
+        requires_grad (bool, optional): record operations on the result for autograd
+            (floating dtypes only, as :func:`randint`). Default: ``False``
 
     Example::
 
@@ -531,4 +566,5 @@ def randint_like(input, low, high=None, *, generator=None, dtype=None, device=No
         low, high = 0, low
     return randint(low, high, tuple(input.shape), generator=generator,
                    dtype=dtype or input.dtype,
-                   device=input.device if device is None else device)
+                   device=input.device if device is None else device,
+                   requires_grad=requires_grad)

@@ -65,6 +65,7 @@ FUNCTIONS: dict[str, str] = {
     "kl_div": FP32, "cross_entropy": FP32,
     "cdist": FP32, "trace": FP32, "pinverse": FP32, "lstsq": FP32, "matrix_rank": FP32,
     "avg_pool3d": FP32, "max_pool3d": FP32, "adaptive_avg_pool3d": FP32,
+    "adaptive_max_pool3d": FP32,
     "reflection_pad": FP32, "replication_pad": FP32,
     "index_copy": PROMOTE,
 }

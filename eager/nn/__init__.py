@@ -75,7 +75,7 @@ from .padding import *  # noqa: F403 (ZeroPad, ConstantPad, ReflectionPad, ...)
 from .parameter import Parameter  # noqa: F401
 from .pooling import *  # noqa: F403 (MaxPool, AvgPool, AdaptiveAvgPool, AdaptiveMaxPool)
 from .recurrent import GRU, LSTM, RNN, RNNBase  # noqa: F401
-from .rnn import GRUCell, LSTMCell, RNNCell  # noqa: F401
+from .rnn import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: F401
 from .transformer import (  # noqa: F401
                          Transformer,
                          TransformerDecoder,

@@ -41,8 +41,8 @@ class _ConvNd(Module):
             raise ValueError("in_channels must be divisible by groups")
         if out_channels % groups != 0:
             raise ValueError("out_channels must be divisible by groups")
-        if isinstance(padding, str):
-            if padding not in ("same", "valid"):
+        if isinstance(padding, str) and not transposed:  # PyTorch's transposed convolutions
+            if padding not in ("same", "valid"):        # refuse a string at the forward
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of "
                                  "{'valid', 'same'}")
             if padding == "same" and any(s != 1 for s in stride):
@@ -301,6 +301,9 @@ class _ConvTranspose(_ConvNd):
         return tuple(s - a for s, a in zip(output_size, lo))
 
     def forward(self, input, output_size=None):
+        if isinstance(self.padding, str):
+            raise TypeError(f"conv_transpose{self._nsp}d(): argument 'padding' (position 5) must "
+                            "be tuple of ints, but found element of type str at pos 0")
         output_padding = self._output_padding(input, output_size)
         return type(self)._functional(input, self.weight, self.bias, self.stride, self.padding,
                                       output_padding, self.groups, self.dilation)
@@ -329,8 +332,9 @@ class ConvTranspose1d(_ConvTranspose):
         stride (int or tuple): step of the kernel in the output. Default: ``1``.
         padding (int or tuple): the output is cropped by this much on both sides of each
             spatial dimension (``dilation * (kernel_size - 1) - padding`` zero padding of the
-            input, in terms of a direct convolution). Strings (``"same"``, ``"valid"``) are
-            not supported: the forward raises ``RuntimeError``. Default: ``0``.
+            input, in terms of a direct convolution). As in PyTorch, a string (``"same"``,
+            ``"valid"``) is taken by the constructor but the forward raises ``TypeError``.
+            Default: ``0``.
         output_padding (int or tuple): extra size added on one side (the end) of each spatial
             dimension of the output; must be smaller than ``stride`` or than ``dilation``.
             Default: ``0``.
@@ -391,8 +395,9 @@ class ConvTranspose2d(_ConvTranspose):
         stride (int or tuple): step of the kernel in the output. Default: ``1``.
         padding (int or tuple): the output is cropped by this much on both sides of each
             spatial dimension (``dilation * (kernel_size - 1) - padding`` zero padding of the
-            input, in terms of a direct convolution). Strings (``"same"``, ``"valid"``) are
-            not supported: the forward raises ``RuntimeError``. Default: ``0``.
+            input, in terms of a direct convolution). As in PyTorch, a string (``"same"``,
+            ``"valid"``) is taken by the constructor but the forward raises ``TypeError``.
+            Default: ``0``.
         output_padding (int or tuple): extra size added on one side (the end) of each spatial
             dimension of the output; must be smaller than ``stride`` or than ``dilation``.
             Default: ``0``.
@@ -461,8 +466,9 @@ class ConvTranspose3d(_ConvTranspose):
         stride (int or tuple): step of the kernel in the output. Default: ``1``.
         padding (int or tuple): the output is cropped by this much on both sides of each
             spatial dimension (``dilation * (kernel_size - 1) - padding`` zero padding of the
-            input, in terms of a direct convolution). Strings (``"same"``, ``"valid"``) are
-            not supported: the forward raises ``RuntimeError``. Default: ``0``.
+            input, in terms of a direct convolution). As in PyTorch, a string (``"same"``,
+            ``"valid"``) is taken by the constructor but the forward raises ``TypeError``.
+            Default: ``0``.
         output_padding (int or tuple): extra size added on one side (the end) of each spatial
             dimension of the output; must be smaller than ``stride`` or than ``dilation``.
             Default: ``0``.

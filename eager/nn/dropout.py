@@ -69,7 +69,9 @@ class Dropout2d(_DropoutNd):
             ``False``.
 
     Shape:
-        - Input: ``(N, C, H, W)`` (or ``(N, C, L)``, see above).
+        - Input: ``(N, C, H, W)`` (or ``(N, C, L)``, see above); other numbers of
+          dimensions are deprecated (a warning, then one draw per entry of the first two
+          dimensions, as PyTorch does).
         - Output: the same shape as the input.
 
     Example::
@@ -100,8 +102,9 @@ class Dropout3d(_DropoutNd):
             ``False``.
 
     Shape:
-        - Input: ``(N, C, D, H, W)`` or ``(C, D, H, W)``; other numbers of dimensions raise
-          ``RuntimeError``.
+        - Input: ``(N, C, D, H, W)`` or ``(C, D, H, W)``; other numbers of dimensions are
+          deprecated (a warning, then the input is taken as one unbatched sample, as
+          PyTorch does).
         - Output: the same shape as the input.
 
     Example::

@@ -8,17 +8,26 @@ import math
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
-from ..dispatch import dispatch
 from ..factories import empty, tensor
 from ..fn.elementwise import mul
+from ..fn.shape import flatten, unflatten
 from ..inplace import inplace
-from ..ops import shape as _shp
 from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
 
 __all__ = ["Bilinear", "Dropout", "Embedding", "Flatten", "Identity", "Linear", "Unflatten"]
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    """``dim`` counted from 0 (a 0-d tensor counts as one dimension); PyTorch's
+    ``IndexError`` when it is out of range."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim + n if dim < 0 else dim
 
 
 class Identity(Module):
@@ -261,9 +270,10 @@ class Flatten(Module):
 
     The dimensions ``start_dim`` to ``end_dim`` (both included, negative values counting from
     the end) are merged; the others are kept. The default keeps the batch dimension and
-    flattens the rest, as before a :class:`Linear` layer. A 0-d input gives a 1-element 1-d
-    tensor. Unlike PyTorch, an out-of-range ``start_dim``/``end_dim`` is not rejected: it is
-    taken modulo the number of dimensions (so on a 1-d input, the default leaves it as is).
+    flattens the rest, as before a :class:`Linear` layer. A 0-d input counts as one
+    dimension (``Flatten(0)`` gives a 1-element 1-d tensor). An out-of-range
+    ``start_dim``/``end_dim`` raises ``IndexError``, as in PyTorch (so the default needs at
+    least 2 dimensions), and when they are equal the input itself is returned.
 
     Args:
         start_dim (int): first dimension to flatten. Default: ``1``.
@@ -289,17 +299,8 @@ class Flatten(Module):
 
     def forward(self, input):
         nd = input.ndim
-        if nd == 0:
-            return dispatch(_shp.Reshape, input, shape=(1,))
-        s = self.start_dim % nd
-        e = self.end_dim % nd
-        if s > e:
-            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-        shape = tuple(input.shape)
-        n = 1
-        for d in shape[s:e + 1]:
-            n *= d
-        return dispatch(_shp.Reshape, input, shape=shape[:s] + (n,) + shape[e + 1:])
+        s, e = _wrap_dim(self.start_dim, nd), _wrap_dim(self.end_dim, nd)
+        return flatten(input, s, e)
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
@@ -309,9 +310,10 @@ class Unflatten(Module):
     """Splits one dimension of the input into several: the inverse of :class:`Flatten`.
 
     Dimension ``dim`` (negative counts from the end) is reshaped into ``unflattened_size``,
-    whose product must equal its size; one entry may be ``-1`` to be inferred. Unlike PyTorch,
-    named-tensor sizes (a ``NamedShape``) are not supported, and an out-of-range ``dim`` is
-    taken modulo the number of dimensions instead of raising.
+    whose product must equal its size; one entry may be ``-1`` to be inferred. An
+    out-of-range ``dim`` raises ``IndexError`` and ``unflattened_size`` must be a tuple or
+    list of ints (else ``TypeError``), as in PyTorch; named-tensor sizes (a ``NamedShape``)
+    are not supported.
 
     Args:
         dim (int): the dimension to split.
@@ -335,13 +337,22 @@ class Unflatten(Module):
 
     def __init__(self, dim: int, unflattened_size):
         super().__init__()
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError("unflattened_size must be a tuple of ints, but found type "
+                            f"{type(unflattened_size).__name__}")
+        for idx, elem in enumerate(unflattened_size):
+            if not isinstance(elem, int):
+                raise TypeError("unflattened_size must be tuple of ints, but found element of "
+                                f"type {type(elem).__name__} at pos {idx}")
         self.dim = dim
-        self.unflattened_size = tuple(unflattened_size)
+        self.unflattened_size = unflattened_size
 
     def forward(self, input):
-        d = self.dim % input.ndim
-        shape = tuple(input.shape)
-        return input.reshape(shape[:d] + self.unflattened_size + shape[d + 1:])
+        d = _wrap_dim(self.dim, input.ndim)
+        if input.ndim == 0:
+            raise RuntimeError(f"unflatten: Dimension specified as {self.dim} but tensor has "
+                               "no dimensions")
+        return unflatten(input, d, self.unflattened_size)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

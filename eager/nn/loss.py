@@ -91,8 +91,8 @@ class SmoothL1Loss(_Loss):
 
     With ``d = |x_n - y_n|``, the element loss is ``0.5 * d**2 / beta`` if ``d < beta`` and
     ``d - 0.5 * beta`` otherwise; ``beta=0`` gives :class:`L1Loss`. It equals
-    :class:`HuberLoss` with ``delta=beta``, divided by ``beta``. Unlike PyTorch, a negative
-    ``beta`` is not rejected. This is ``F.smooth_l1_loss``.
+    :class:`HuberLoss` with ``delta=beta``, divided by ``beta``. As in PyTorch, a negative
+    ``beta`` raises ``RuntimeError`` when the loss is computed. This is ``F.smooth_l1_loss``.
 
     Args:
         size_average (bool, optional): deprecated; if this or ``reduce`` is not ``None``, the two
@@ -135,8 +135,8 @@ class HuberLoss(_Loss):
     With ``d = |x_n - y_n|``, the element loss is ``0.5 * d**2`` if ``d < delta`` and
     ``delta * (d - 0.5 * delta)`` otherwise, so it is less sensitive to outliers than
     :class:`MSELoss`; it equals ``delta`` times :class:`SmoothL1Loss` with ``beta=delta``.
-    As in PyTorch there are no ``size_average``/``reduce`` arguments; unlike PyTorch, a
-    non-positive ``delta`` is not rejected. This is ``F.huber_loss``.
+    As in PyTorch there are no ``size_average``/``reduce`` arguments, and a non-positive
+    ``delta`` raises ``RuntimeError`` when the loss is computed. This is ``F.huber_loss``.
 
     Args:
         reduction (str): ``"none"`` (the loss of each element), ``"mean"`` (their mean) or

@@ -21,10 +21,11 @@ import numpy as np
 from .. import dtypes as _dt
 from .._state import region_router
 from ..autograd.grad_mode import no_grad
-from ..devices import device_type, to_args, to_device
+from ..devices import cuda_device, device_type, to_args, to_device
 from ..dtypes import is_float as _isf
 from ..tensor import Size, Tensor
 from ..tensor import Tensor as _T
+from ..tensor import device as _device
 from ._util import (
     _addindent,
     _as_array,
@@ -478,7 +479,15 @@ class Module:
         return self.to("cpu")
 
     def cuda(self, device=None) -> Module:
-        return self.to("cuda")
+        """Move the parameters and buffers to the CUDA device ``device`` (an int, a string
+        or an ``eager.device``; None: the current device), each as ``Tensor.cuda(device)``
+        does: an index this machine does not have raises PyTorch's invalid device ordinal,
+        a non-CUDA device ``RuntimeError`` (a module without tensors is returned as is)."""
+        def convert(a):
+            if isinstance(device, (str, _device)) and _device(device).type != "cuda":
+                raise RuntimeError("Invalid device, must be cuda device")
+            return to_device(_T._make(a), cuda_device(device))._data
+        return self._apply(convert)
 
     # -- state dict -------------------------------------------------------------------
     def _save_to_state_dict(self, destination, prefix, keep_vars):

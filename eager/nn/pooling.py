@@ -1,5 +1,5 @@
 """Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``,
-``AdaptiveMaxPool1d/2d``, with PyTorch's arguments and reprs."""
+``AdaptiveMaxPool1d/2d/3d``, with PyTorch's arguments and reprs."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from . import functional as F
 from .module import Module
 
 __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "MaxPool1d", "MaxPool2d",
-           "MaxPool3d"]
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+           "MaxPool1d", "MaxPool2d", "MaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -470,8 +470,6 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     and output size ``O``, output ``i`` covers ``[floor(i * S / O), ceil((i + 1) * S / O))``.
     On ties the first maximum is picked and receives the gradient.
 
-    (PyTorch's ``AdaptiveMaxPool3d`` has no counterpart here.)
-
     Args:
         output_size (int or tuple): the output size ``(H_out, W_out)``; an int is used for
             both, and a ``None`` entry keeps that input size.
@@ -499,3 +497,39 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """
 
     _functional = staticmethod(F.adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Applies 3-D adaptive max pooling: the maximum over windows that give a fixed output size.
+
+    The windows are those of :class:`AdaptiveAvgPool3d`: along a dimension of input size ``S``
+    and output size ``O``, output ``i`` covers ``[floor(i * S / O), ceil((i + 1) * S / O))``.
+    On ties the first maximum is picked and receives the gradient.
+
+    Args:
+        output_size (int or tuple): the output size ``(D_out, H_out, W_out)``; an int is used
+            for all three, and a ``None`` entry keeps that input size.
+        return_indices (bool): if ``True``, the forward returns ``(output, indices)``, where
+            ``indices`` (int64) are the positions of the maxima in each flattened
+            ``D_in * H_in * W_in`` input plane. Default: ``False``.
+
+    Shape:
+        - Input: ``(N, C, D_in, H_in, W_in)`` or ``(C, D_in, H_in, W_in)``.
+        - Output: ``(N, C, D_out, H_out, W_out)`` or ``(C, D_out, H_out, W_out)``, the
+          spatial sizes given by ``output_size``.
+
+    Example::
+
+        >>> m = nn.AdaptiveMaxPool3d((5, 7, 9))
+        >>> m(eager.randn(1, 64, 8, 9, 10)).shape
+        eager.Size([1, 64, 5, 7, 9])
+        >>> m = nn.AdaptiveMaxPool3d((7, None, None))
+        >>> m(eager.randn(1, 64, 10, 9, 8)).shape
+        eager.Size([1, 64, 7, 9, 8])
+        >>> out, indices = nn.AdaptiveMaxPool3d(1, return_indices=True)(
+        ...     eager.arange(8.).reshape(1, 2, 2, 2))
+        >>> out, indices
+        (tensor([[[[7.]]]]), tensor([[[[7]]]]))
+    """
+
+    _functional = staticmethod(F.adaptive_max_pool3d)

@@ -15,21 +15,55 @@ from . import init
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["GRUCell", "LSTMCell", "RNNCell"]
+__all__ = ["GRUCell", "LSTMCell", "RNNCell", "RNNCellBase"]
 
 
 class RNNCellBase(Module):
+    """The base class of :class:`RNNCell`, :class:`GRUCell` and :class:`LSTMCell`.
+
+    It holds the parameters of a cell whose gates are ``num_chunks`` blocks of
+    ``hidden_size`` rows stacked (1 for ``RNNCell``, 3 for ``GRUCell``, 4 for
+    ``LSTMCell``), initialized from ``U(-sqrt(k), sqrt(k))`` with ``k = 1 / hidden_size``,
+    and the checks of ``input`` and hidden states against them.  It defines no
+    ``forward``: a subclass gives the cell's step.
+
+    Args:
+        input_size (int): number of features of the input ``x``.
+        hidden_size (int): number of features of the hidden state ``h``.
+        bias (bool): if ``False``, the cell has no ``bias_ih`` and ``bias_hh`` (they are
+            ``None``).
+        num_chunks (int): the number of gate blocks stacked in the weights.
+        device (str or eager.device, optional): where the parameters are made. Default:
+            ``None`` (CPU)
+        dtype (eager.dtype, optional): the parameters' dtype. Default: ``None`` (the default
+            float dtype)
+
+    Shape:
+        - weight_ih: ``(num_chunks * hidden_size, input_size)``.
+        - weight_hh: ``(num_chunks * hidden_size, hidden_size)``.
+        - bias_ih, bias_hh: ``(num_chunks * hidden_size)``.
+
+    Example::
+
+        >>> cell = nn.RNNCellBase(4, 3, bias=True, num_chunks=2)
+        >>> cell.weight_ih.shape, cell.weight_hh.shape, cell.bias_hh.shape
+        (eager.Size([6, 4]), eager.Size([6, 3]), eager.Size([6]))
+        >>> isinstance(nn.GRUCell(4, 3), nn.RNNCellBase)
+        True
+    """
+
     def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
                  device=None, dtype=None):
         super().__init__()
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.bias = bias
-        self.weight_ih = Parameter(empty(num_chunks * hidden_size, input_size, dtype=dtype))
-        self.weight_hh = Parameter(empty(num_chunks * hidden_size, hidden_size, dtype=dtype))
+        kw = {"dtype": dtype, "device": device}
+        self.weight_ih = Parameter(empty(num_chunks * hidden_size, input_size, **kw))
+        self.weight_hh = Parameter(empty(num_chunks * hidden_size, hidden_size, **kw))
         if bias:
-            self.bias_ih = Parameter(empty(num_chunks * hidden_size, dtype=dtype))
-            self.bias_hh = Parameter(empty(num_chunks * hidden_size, dtype=dtype))
+            self.bias_ih = Parameter(empty(num_chunks * hidden_size, **kw))
+            self.bias_hh = Parameter(empty(num_chunks * hidden_size, **kw))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
@@ -61,7 +95,30 @@ class RNNCellBase(Module):
             hx = zeros(input.shape[0], self.hidden_size, dtype=input.dtype, device=input.device)
         elif not batched:
             hx = _unsqueeze0(hx)
+        self._check_input(input)
+        self._check_hidden(input, hx, 0)
         return input, hx, batched
+
+    def _check_input(self, input) -> None:
+        """PyTorch's check of the (batched) input's feature size against ``weight_ih``."""
+        expected = self.weight_ih.shape[1]
+        if input.shape[1] != expected:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} "
+                               f"expected {expected}")
+
+    def _check_hidden(self, input, hx, label: int) -> None:
+        """PyTorch's checks of hidden state ``label`` (batched) against the input's batch
+        size and ``weight_hh``'s hidden size."""
+        if input.shape[0] != hx.shape[0]:
+            raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden{label} "
+                               f"batch size {hx.shape[0]}")
+        if hx.ndim < 2:
+            raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but "
+                             "got 1)")
+        expected = self.weight_hh.shape[1]
+        if hx.shape[1] != expected:
+            raise RuntimeError(f"hidden{label} has inconsistent hidden_size: got "
+                               f"{hx.shape[1]}, expected {expected}")
 
     def _gates(self, input, hx):
         gi = F.linear(input, self.weight_ih, self.bias_ih)
@@ -82,8 +139,8 @@ class RNNCell(RNNCellBase):
 
     With ``nonlinearity="relu"``, ReLU replaces tanh. ``forward(input, hx=None)`` returns the
     new hidden state ``h'``; a missing ``hx`` is zeros. To run a whole sequence, call it in a
-    loop or use :class:`RNN`. Unlike PyTorch, a batch-size mismatch between ``input`` and
-    ``hx`` is not checked: an ``hx`` with batch size 1 broadcasts.
+    loop or use :class:`RNN`. As in PyTorch, ``input``'s feature size, ``hx``'s batch size
+    and ``hx``'s feature size are checked (``RuntimeError`` naming the mismatch).
 
     Args:
         input_size (int): number of features of the input ``x``.
@@ -91,7 +148,7 @@ class RNNCell(RNNCellBase):
         bias (bool): if ``False``, the cell uses no ``b_ih`` and ``b_hh``. Default: ``True``.
         nonlinearity (str): ``"tanh"`` or ``"relu"`` (another value raises ``ValueError``).
             Default: ``"tanh"``.
-        device, dtype: accepted as PyTorch's (the CPU is the only device).
+        device, dtype: where the parameters are made, and their dtype.
 
     Shape:
         - Input: ``(N, H_in)`` or ``(H_in)``, with ``H_in = input_size``.
@@ -121,7 +178,8 @@ class RNNCell(RNNCellBase):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  nonlinearity: str = "tanh", device=None, dtype=None):
-        super().__init__(input_size, hidden_size, bias, num_chunks=1, dtype=dtype)
+        super().__init__(input_size, hidden_size, bias, num_chunks=1, device=device,
+                         dtype=dtype)
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
         self.nonlinearity = nonlinearity
@@ -145,15 +203,14 @@ class GRUCell(RNNCellBase):
         h' = (1 - z) * n + z * h
 
     The reset gate ``r`` multiplies ``W_hn h + b_hn`` (PyTorch's layout, not the original
-    paper's). ``forward(input, hx=None)`` returns ``h'``; a missing ``hx`` is zeros. As with
-    :class:`RNNCell`, the batch sizes of ``input`` and ``hx`` are not checked against each
-    other.
+    paper's). ``forward(input, hx=None)`` returns ``h'``; a missing ``hx`` is zeros. The
+    sizes of ``input`` and ``hx`` are checked as in :class:`RNNCell`.
 
     Args:
         input_size (int): number of features of the input ``x``.
         hidden_size (int): number of features of the hidden state ``h``.
         bias (bool): if ``False``, the cell uses no ``b_ih`` and ``b_hh``. Default: ``True``.
-        device, dtype: accepted as PyTorch's (the CPU is the only device).
+        device, dtype: where the parameters are made, and their dtype.
 
     Shape:
         - Input: ``(N, H_in)`` or ``(H_in)``, with ``H_in = input_size``.
@@ -182,7 +239,8 @@ class GRUCell(RNNCellBase):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
                  dtype=None):
-        super().__init__(input_size, hidden_size, bias, num_chunks=3, dtype=dtype)
+        super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device,
+                         dtype=dtype)
 
     def forward(self, input, hx=None):
         input, hx, batched = self._prepare(input, hx, "GRUCell")
@@ -210,14 +268,13 @@ class LSTMCell(RNNCellBase):
 
     ``forward(input, hx=None)`` takes ``hx = (h, c)`` (both zeros when omitted) and returns
     ``(h', c')``. There is no ``proj_size`` here (only :class:`LSTM` has it, as in PyTorch).
-    As with :class:`RNNCell`, the batch sizes of ``input`` and ``hx`` are not checked against
-    each other.
+    The sizes of ``input``, ``h`` and ``c`` are checked as in :class:`RNNCell`.
 
     Args:
         input_size (int): number of features of the input ``x``.
         hidden_size (int): number of features of the hidden and cell states.
         bias (bool): if ``False``, the cell uses no ``b_ih`` and ``b_hh``. Default: ``True``.
-        device, dtype: accepted as PyTorch's (the CPU is the only device).
+        device, dtype: where the parameters are made, and their dtype.
 
     Shape:
         - Input: ``(N, H_in)`` or ``(H_in)``, with ``H_in = input_size``.
@@ -250,21 +307,35 @@ class LSTMCell(RNNCellBase):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
                  dtype=None):
-        super().__init__(input_size, hidden_size, bias, num_chunks=4, dtype=dtype)
+        super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device,
+                         dtype=dtype)
 
     def forward(self, input, hx=None):
         if input.ndim not in (1, 2):
             raise ValueError(f"LSTMCell: Expected input to be 1D or 2D, got {input.ndim}D "
                              "instead")
+        if hx is not None:
+            for idx, value in enumerate(hx):
+                if value.ndim not in (1, 2):
+                    raise ValueError(f"LSTMCell: Expected hx[{idx}] to be 1D or 2D, got "
+                                     f"{value.ndim}D instead")
         batched = input.ndim == 2
         if not batched:
             input = _unsqueeze0(input)
         if hx is None:
             h = c = zeros(input.shape[0], self.hidden_size, dtype=input.dtype, device=input.device)
         else:
+            if not isinstance(hx, (tuple, list)):
+                raise TypeError("lstm_cell(): argument 'hx' (position 2) must be tuple of "
+                                f"Tensors, not {type(hx).__name__}")
+            if len(hx) != 2:
+                raise RuntimeError("lstm_cell expects two hidden states")
             h, c = hx
             if not batched:
                 h, c = _unsqueeze0(h), _unsqueeze0(c)
+        self._check_input(input)
+        self._check_hidden(input, h, 0)
+        self._check_hidden(input, c, 1)
         gi, gh = self._gates(input, h)
         i, f, g, o = chunk(_ew.add(gi, gh), 4, 1)
         c2 = _ew.add(_ew.mul(_ew.sigmoid(f), c), _ew.mul(_ew.sigmoid(i), _ew.tanh(g)))

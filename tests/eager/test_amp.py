@@ -385,6 +385,8 @@ CASES = {
     "max_pool3d": lambda m, d: m.nn.functional.max_pool3d(_x(m, d, (1, 1, 2, 2, 4)), 2),
     "adaptive_avg_pool3d": lambda m, d: m.nn.functional.adaptive_avg_pool3d(
         _x(m, d, (1, 1, 2, 2, 4)), 1),
+    "adaptive_max_pool3d": lambda m, d: m.nn.functional.adaptive_max_pool3d(
+        _x(m, d, (1, 1, 2, 2, 4)), 1),
     "reflection_pad": lambda m, d: m.nn.functional.pad(_x(m, d, (1, 4, 4)), (1, 2),
                                                        mode="reflect"),
     "replication_pad": lambda m, d: m.nn.functional.pad(_x(m, d, (1, 4, 4)), (1, 2, 1, 1),

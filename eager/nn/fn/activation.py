@@ -285,13 +285,15 @@ def threshold(input, threshold: float, value: float, inplace: bool = False):
         inplace, "threshold_")
 
 
-def threshold_(input, threshold_: float, value: float):
+_threshold = threshold  # for threshold_, whose parameter has the function's name
+
+
+def threshold_(input, threshold: float, value: float):
     """In-place :func:`threshold`.
 
     Args:
         input (Tensor): the tensor to modify.
-        threshold_ (float): elements ``<= threshold_`` are replaced (named ``threshold`` in
-            PyTorch; pass it by position).
+        threshold (float): elements ``<= threshold`` are replaced.
         value (float): the replacement.
 
     Example::
@@ -299,8 +301,10 @@ def threshold_(input, threshold_: float, value: float):
         >>> x = eager.tensor([0.5, 1.0, 2.0])
         >>> F.threshold_(x, 1.0, 0.0)
         tensor([0., 0., 2.])
+        >>> F.threshold_(x, threshold=1.0, value=-1.0)
+        tensor([-1., -1.,  2.])
     """
-    return threshold(input, threshold_, value, True)
+    return _threshold(input, threshold, value, True)
 
 
 def mish(input, inplace: bool = False):
@@ -518,7 +522,8 @@ def softmin(input, dim=None, _stacklevel: int = 3, dtype=None):
         input (Tensor): the input.
         dim (int, optional): the dimension the result sums to 1 over; omitting it is
             deprecated and picks a dimension with a warning, as PyTorch does. Default: ``None``
-        _stacklevel (int, optional): unused, kept for PyTorch's signature. Default: ``3``
+        _stacklevel (int, optional): the ``stacklevel`` of the implicit-``dim`` warning
+            (3: the line calling this function). Default: ``3``
         dtype (eager.dtype, optional): cast ``input`` to this dtype first. Default: ``None``
 
     Example::
@@ -526,6 +531,8 @@ def softmin(input, dim=None, _stacklevel: int = 3, dtype=None):
         >>> F.softmin(eager.tensor([1.0, 2.0, 3.0]), dim=0)
         tensor([0.6652, 0.2447, 0.0900])
     """
+    if dim is None:
+        dim = _softmax_dim("softmin", input.ndim, _stacklevel)
     return softmax(_ew.neg(input), dim, _stacklevel, dtype)
 
 
@@ -696,9 +703,11 @@ def elu(input, alpha: float = 1.0, inplace: bool = False):
     return out
 
 
-def _softmax_dim(ndim: int) -> int:
-    warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the call "
-                  "to include dim=X as an argument.", stacklevel=3)
+def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    """PyTorch's deprecated implicit ``dim``; the warning points ``stacklevel`` frames up
+    from here (3, the default ``_stacklevel``: the caller of ``softmax``)."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", stacklevel=stacklevel)
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -712,7 +721,8 @@ def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
         dim (int, optional): the dimension to normalize over.  Omitting it is deprecated: a
             warning is issued and dimension 0 is used for 0-, 1- and 3-D input, else 1 (as
             PyTorch). Default: ``None``
-        _stacklevel (int, optional): unused, kept for PyTorch's signature. Default: ``3``
+        _stacklevel (int, optional): the ``stacklevel`` of the implicit-``dim`` warning
+            (3: the line calling this function). Default: ``3``
         dtype (eager.dtype, optional): cast ``input`` to this dtype first (e.g. to compute an
             integer tensor's softmax in float64). Default: ``None``
 
@@ -725,7 +735,7 @@ def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
         tensor([0.2689, 0.7311], dtype=eager.float64)
     """
     if dim is None:
-        dim = _softmax_dim(input.ndim)
+        dim = _softmax_dim("softmax", input.ndim, _stacklevel)
     if dtype is not None:
         input = _ew.cast(input, dtype)
     return _red.softmax(input, dim)
@@ -738,7 +748,8 @@ def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
         input (Tensor): the input.
         dim (int, optional): the dimension to normalize over; omitting it is deprecated and
             picks one with a warning, as in :func:`softmax`. Default: ``None``
-        _stacklevel (int, optional): unused, kept for PyTorch's signature. Default: ``3``
+        _stacklevel (int, optional): the ``stacklevel`` of the implicit-``dim`` warning
+            (3: the line calling this function). Default: ``3``
         dtype (eager.dtype, optional): cast ``input`` to this dtype first. Default: ``None``
 
     Example::
@@ -747,7 +758,7 @@ def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
         tensor([[-2.4076, -1.4076, -0.4076]])
     """
     if dim is None:
-        dim = _softmax_dim(input.ndim)
+        dim = _softmax_dim("log_softmax", input.ndim, _stacklevel)
     if dtype is not None:
         input = _ew.cast(input, dtype)
     return _red.log_softmax(input, dim)

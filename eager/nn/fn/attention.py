@@ -117,12 +117,21 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                            "set when is_causal=True")
-    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+    if enable_gqa:
+        for t in (query, key, value):
+            if t.ndim < 3:
+                raise IndexError(f"Dimension out of range (expected to be in range of "
+                                 f"[{-t.ndim}, {t.ndim - 1}], but got -3)")
         hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
-        if hq % hk or hq % hv:
-            raise RuntimeError("Number of heads in key and value must divide the number of "
-                               "heads in ")
-        key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // hv)
+        if not hk or not hv or hq % hk or hq % hv:
+            # PyTorch's message stops at "heads in "; the sentence is finished here
+            raise RuntimeError(f"Number of heads in key and value must divide the number of "
+                               f"heads in query: got {hq} query heads, {hk} key heads and "
+                               f"{hv} value heads (enable_gqa=True)")
+        if hk != hq:
+            key = _repeat_heads(key, hq // hk)
+        if hv != hq:
+            value = _repeat_heads(value, hq // hv)
     L, S = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     scores = _la.matmul(_ew.mul(query, scale), transpose(key, -2, -1))

@@ -279,12 +279,11 @@ def _output_padding_error(op, stride, dilation) -> RuntimeError:
 
 def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
                     nsp: int, name: str):
+    if isinstance(padding, str):
+        raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
     input, weight, bias = _autocast.cast_inputs(name, input, weight, bias)
     stride = _tuple_arg(stride, nsp, "stride")
     dilation = _tuple_arg(dilation, nsp, "dilation")
-    if isinstance(padding, str):
-        raise RuntimeError(f"{name}: padding must be an int or a tuple of ints, got "
-                           f"'{padding}'")
     pad = _tuple_arg(padding, nsp, "padding")
     out_pad = _tuple_arg(output_padding, nsp, "output_padding")
     _check_common(input, weight, bias, nsp, name, stride, dilation, groups)

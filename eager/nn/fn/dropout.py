@@ -28,27 +28,38 @@ def _keep_mask(shape, p, dtype, like=None):
                     **_fac.device_params(like))
 
 
-def _feature_dropout(input, p, training, inplace, nsp: int, name: str):
+def _feature_dropout(input, p, training, inplace, name: str, unsqueezed: bool = False):
+    """ATen's ``feature_dropout``: one draw per ``(dim 0, dim 1)`` entry, broadcast over the
+    other dimensions.  ``unsqueezed``: the input is taken as one sample (PyTorch unsqueezes
+    it first), so the draws are per dim-0 entry."""
     _check_p(p)
-    nd = input.ndim
-    if nd not in (nsp + 1, nsp + 2):
-        raise RuntimeError(f"{name}: Expected {nsp + 1}D or {nsp + 2}D input, but received a "
-                           f"{nd}D input. Note that {name} exists to provide channel-wise "
-                           "dropout on inputs with {nsp} spatial dimensions, a channel "
-                           "dimension, and an optional batch dimension (i.e. "
-                           f"{nsp + 1}D or {nsp + 2}D inputs).")
-    if not training or p == 0.0:
+    if not training or p == 0.0 or input.numel() == 0:
         return input
-    batched = nd == nsp + 2
-    lead = tuple(input.shape[:2]) if batched else tuple(input.shape[:1])
-    mshape = lead + (1,) * nsp
+    if p == 1.0:
+        return apply_inplace(input, lambda x: _ew.mul(x, 0.0), inplace, name + "_")
+    nd = input.ndim
+    if nd + unsqueezed < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    lead = 1 if unsqueezed else 2
+    mshape = tuple(input.shape[:lead]) + (1,) * (nd - lead)
 
     def f(x):
-        if p == 1.0:
-            return _ew.mul(x, 0.0)
         mask = _keep_mask(mshape, p, x._data.dtype, x)
         return _ew.mul(x, _ew.mul(mask, 1.0 / (1.0 - p)))
     return apply_inplace(input, f, inplace, name + "_")
+
+
+def _deprecated_ndim(input, nsp: int, name: str) -> None:
+    """PyTorch's warning for a dropout2d/dropout3d input of another number of dimensions
+    (it then drops out along dims 0 and 1 of what it got)."""
+    nd = input.ndim
+    if nd not in (nsp + 1, nsp + 2):
+        warnings.warn(f"{name}: Received a {nd}-D input to {name}, which is deprecated and "
+                      "will result in an error in a future release. To retain the behavior "
+                      f"and silence this warning, please use dropout instead. Note that {name} "
+                      f"exists to provide channel-wise dropout on inputs with {nsp} spatial "
+                      "dimensions, a channel dimension, and an optional batch dimension (i.e. "
+                      f"{nsp + 1}D or {nsp + 2}D inputs).", stacklevel=3)
 
 
 def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
@@ -78,7 +89,14 @@ def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
         >>> bool((y.amax(-1) == y.amin(-1)).all())  # each channel all 0 or all 2
         True
     """
-    return _feature_dropout(input, p, training, inplace, 1, "dropout1d")
+    _check_p(p)
+    nd = input.ndim
+    if nd not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {nd}D input. "
+                           "Note that dropout1d exists to provide channel-wise dropout on inputs "
+                           "with 1 spatial dimension, a channel dimension, and an optional batch "
+                           "dimension (i.e. 2D or 3D inputs).")
+    return _feature_dropout(input, p, training, inplace, "dropout1d", unsqueezed=nd == 2)
 
 
 def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
@@ -89,7 +107,9 @@ def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
     ``1 / (1 - p)``.  With ``training=False`` or ``p=0``, ``input`` itself is returned.
 
     A 3-D input is taken as ``(N, C, L)`` (1-D channel-wise dropout) with a
-    warning, as PyTorch currently does; use :func:`dropout1d` for that.
+    warning, as PyTorch currently does; use :func:`dropout1d` for that.  Another number of
+    dimensions is deprecated, as in PyTorch: a warning, then one draw per entry of the first
+    two dimensions (fewer than 2 dimensions raise ``RuntimeError``).
 
     Args:
         input (Tensor): the input, ``(N, C, H, W)`` or unbatched ``(C, H, W)``.
@@ -111,6 +131,8 @@ def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
         >>> sorted(set(y.flatten().tolist()))
         [0.0, 2.0]
     """
+    _check_p(p)
+    _deprecated_ndim(input, 2, "dropout2d")
     if input.ndim == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
                       "channel-wise 1D dropout behavior is desired - input is interpreted as "
@@ -119,8 +141,7 @@ def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
                       "batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise "
                       "dropout behavior, please switch to using dropout1d instead.",
                       stacklevel=2)
-        return _feature_dropout(input, p, training, inplace, 1, "dropout2d")
-    return _feature_dropout(input, p, training, inplace, 2, "dropout2d")
+    return _feature_dropout(input, p, training, inplace, "dropout2d")
 
 
 def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
@@ -129,6 +150,9 @@ def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
     Each channel of each sample is zeroed with probability ``p`` (one draw per
     ``(sample, channel)`` from the default generator) and the kept ones are scaled by
     ``1 / (1 - p)``.  With ``training=False`` or ``p=0``, ``input`` itself is returned.
+
+    Another number of dimensions than 4 or 5 is deprecated, as in PyTorch: a warning, then
+    the input is taken as one unbatched sample (one draw per entry of its first dimension).
 
     Args:
         input (Tensor): the input, ``(N, C, D, H, W)`` or unbatched ``(C, D, H, W)``.
@@ -147,7 +171,9 @@ def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
         >>> F.dropout3d(eager.ones(1, 4, 2, 2, 2), 0.5).shape
         eager.Size([1, 4, 2, 2, 2])
     """
-    return _feature_dropout(input, p, training, inplace, 3, "dropout3d")
+    _check_p(p)
+    _deprecated_ndim(input, 3, "dropout3d")
+    return _feature_dropout(input, p, training, inplace, "dropout3d", unsqueezed=input.ndim != 5)
 
 
 _ALPHA = 1.7580993408473766  # -selu's negative saturation value, scale * alpha

@@ -215,8 +215,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
         reduce (bool, optional): deprecated (use ``reduction``); as PyTorch's. Default: ``None``
         reduction (str, optional): ``"none"`` (the elementwise loss), ``"mean"`` or ``"sum"``
             of it; anything else raises ``ValueError``. Default: ``"mean"``
-        beta (float, optional): where the loss turns from quadratic to linear.
-            Default: ``1.0``
+        beta (float, optional): where the loss turns from quadratic to linear; a negative
+            (or NaN) value raises ``RuntimeError``. Default: ``1.0``
 
     Shape:
         - Input: ``(*)``; Target: ``(*)``, the same shape.
@@ -234,6 +234,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     d = _ew.abs(_ew.sub(input, target))
     if beta == 0.0:
         return _reduce(d, reduction)
+    _check_reduction(reduction)
+    if not beta >= 0:  # NaN too, as PyTorch's check
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     loss = _ew.where(_ew.lt(d, beta), _ew.mul(_ew.mul(d, d), 0.5 / beta), _ew.sub(d, 0.5 * beta))
     return _reduce(loss, reduction)
 
@@ -250,10 +253,10 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
             warning).
         reduction (str, optional): ``"none"`` (the elementwise loss), ``"mean"`` or ``"sum"``
             of it; anything else raises ``ValueError``. Default: ``"mean"``
-        delta (float, optional): where the loss turns from quadratic to linear.
-            Default: ``1.0``
-        weight (Tensor, optional): multiplies the elementwise loss (broadcast) before the
-            reduction. Default: ``None``
+        delta (float, optional): where the loss turns from quadratic to linear; it must be
+            positive (else ``RuntimeError``). Default: ``1.0``
+        weight (Tensor, optional): multiplies the elementwise loss before the reduction; of
+            the input's shape (else ``ValueError``). Default: ``None``
 
     Shape:
         - Input: ``(*)``; Target: ``(*)``, the same shape.
@@ -268,9 +271,18 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     input, target, weight = _autocast("huber_loss", input, target, weight)
     _check_size(input, target, "huber_loss")
     d = _ew.abs(_ew.sub(input, target))
+    if weight is None:
+        _check_reduction(reduction)
+    elif tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    if not delta > 0:  # NaN too, as PyTorch's check
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
     loss = _ew.where(_ew.lt(d, delta), _ew.mul(_ew.mul(d, d), 0.5),
                      _ew.mul(_ew.sub(d, 0.5 * delta), delta))
     if weight is not None:
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', "
+                             "'mean', 'sum'.")
         loss = _ew.mul(loss, weight)
     return _reduce(loss, reduction)
 

@@ -5,6 +5,8 @@ fuses the elementwise parts); running statistics are updated in place under ``no
 
 from __future__ import annotations
 
+import math
+
 from ...autograd.grad_mode import no_grad
 from ...fn import elementwise as _ew
 from ...fn import reduce as _red
@@ -179,7 +181,8 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
     normalized over its channels and spatial positions.
 
     Uses the biased variance; ``weight`` and ``bias`` then apply per channel.  The result
-    does not depend on the batch size.
+    does not depend on the batch size.  As in PyTorch, groups of a single value (e.g. one
+    sample of one channel per group and no spatial size) raise ``ValueError``.
 
     Args:
         input (Tensor): the input, ``(N, C, *)``.
@@ -203,6 +206,11 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
     if nd < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {nd}")
     N, C = input.shape[:2]
+    if num_groups > 0:  # PyTorch's check, made whatever the mode (a group of one value)
+        size = [N * C // num_groups, num_groups] + list(input.shape[2:])
+        if size[0] * math.prod(size[2:]) == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {size}")
     if num_groups <= 0 or C % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {shape_list(input)} and "

@@ -24,6 +24,7 @@ from ...dispatch import dispatch
 from ...dtypes import is_float as _isf
 from ...factories import arange, tensor
 from ...fn import elementwise as _ew
+from ...fn.shape import narrow
 from ...ops import index as _ix
 from ...ops import reduce as _red
 from ...ops import shape as _shp
@@ -31,8 +32,8 @@ from ...ops import window as _win
 from .args import along, batched, ntuple, reshape, shape_list, unbatched
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-           "adaptive_max_pool1d", "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d",
-           "avg_pool3d", "max_pool1d", "max_pool2d", "max_pool3d"]
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "avg_pool1d",
+           "avg_pool2d", "avg_pool3d", "max_pool1d", "max_pool2d", "max_pool3d"]
 
 _COUNT = {1: "one", 2: "two", 3: "three"}
 
@@ -519,6 +520,9 @@ def _adaptive_args(name: str, input, output_size, nsp: int) -> tuple:
             if nsp == 1:
                 raise RuntimeError(f"{name}() argument 'output_size' should contain one int "
                                    f"(got {len(sizes)})")
+            if "max" in name and nsp > 1:
+                raise RuntimeError(f"{name}(): internal error: output_size.size() must be "
+                                   f"{nsp}")
             raise RuntimeError(f"{name}: output_size must be {nsp}")
     spatial = tuple(input.shape[nd - nsp:])
     out = tuple(s if o is None else int(o) for o, s in zip(sizes, spatial))
@@ -639,8 +643,22 @@ def adaptive_avg_pool3d(input, output_size):
     return _adaptive_avg("adaptive_avg_pool3d", 3, input, output_size)
 
 
+#: PyTorch's CPU kernel names, in its error for an integer or bool input
+_ADAPTIVE_MAX_KERNEL = {1: "adaptive_max_pool2d", 2: "adaptive_max_pool2d",
+                        3: "adaptive_max_pool3d_cpu"}
+
+
 def _adaptive_max(name, nsp, input, output_size, return_indices):
     spatial, out = _adaptive_args(name, input, output_size, nsp)
+    if not _isf(input._data.dtype):
+        raise NotImplementedError(f'"{_ADAPTIVE_MAX_KERNEL[nsp]}" not implemented for '
+                                  f"'{_dt.scalar_name(input._data.dtype)}'")
+    if 0 in out:  # an empty result (still on the autograd graph)
+        lead = tuple(input.shape[:input.ndim - nsp])
+        res = reshape(narrow(input, input.ndim - nsp + out.index(0), 0, 0), lead + out)
+        if return_indices:
+            return res, tensor(np.zeros(lead + out, dtype=np.int64))
+        return res
     if all(s % o == 0 for s, o in zip(spatial, out)):
         kernel = tuple(s // o for s, o in zip(spatial, out))
         return _max_pool("adaptive_max_pool", nsp, input, kernel, kernel, 0, 1, False,
@@ -728,3 +746,35 @@ def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
                   [13., 15.]]]])
     """
     return _adaptive_max("adaptive_max_pool2d", 2, input, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices: bool = False):
+    """Applies 3-D adaptive max pooling to a fixed output size.
+
+    The windows, chosen so that the output has spatial size ``output_size`` whatever the
+    input size, are those of :func:`adaptive_avg_pool3d`: along a dimension of input size
+    ``S`` pooled to ``O``, output ``i`` covers ``[floor(i * S / O), ceil((i + 1) * S / O))``.
+    On ties the first maximum is picked and receives the gradient.
+
+    Args:
+        input (Tensor): the input, ``(N, C, D, H, W)`` or unbatched ``(C, D, H, W)``.
+        output_size (int, None or tuple): the output size (D, H, W), one int for all
+            spatial dimensions or one entry each; ``None`` keeps that dimension's size.
+        return_indices (bool, optional): also return the position of each maximum in the
+            flattened spatial dimensions (``D * H * W``) of its input plane.
+            Default: ``False``
+
+    Shape:
+        - Input: ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+        - Output: ``(N, C, *output_size)`` or without ``N``.
+
+    Example::
+
+        >>> F.adaptive_max_pool3d(eager.randn(2, 3, 5, 7, 9), (2, 3, 4)).shape
+        eager.Size([2, 3, 2, 3, 4])
+        >>> x = eager.arange(8.).reshape(1, 2, 2, 2)
+        >>> F.adaptive_max_pool3d(x, 1, return_indices=True)
+        (tensor([[[[7.]]]]), tensor([[[[7]]]]))
+    """
+    (input,) = _autocast("adaptive_max_pool3d", input)
+    return _adaptive_max("adaptive_max_pool3d", 3, input, output_size, return_indices)

@@ -1,6 +1,6 @@
 """PyTorch's import path ``torch.nn.modules.rnn`` for eager's classes."""
 
 from ..recurrent import GRU, LSTM, RNN, RNNBase  # noqa: F401
-from ..rnn import GRUCell, LSTMCell, RNNCell  # noqa: F401
+from ..rnn import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: F401
 
-__all__ = ['GRU', 'GRUCell', 'LSTM', 'LSTMCell', 'RNN', 'RNNBase', 'RNNCell']
+__all__ = ['GRU', 'GRUCell', 'LSTM', 'LSTMCell', 'RNN', 'RNNBase', 'RNNCell', 'RNNCellBase']
