@@ -33,6 +33,9 @@ from .fn.combine import *
 from .fn.decomp import *
 from .fn.solve import *
 from .fn.norms import *
+from .fn.blas import *
+from .fn.pointwise import *
+from .fn.stats import *
 from .fn.elementwise import abs, pow, round
 from .fn.reduce import sum
 from .factories import *

@@ -21,3 +21,7 @@ from . import (
 
 FAMILIES = [elementwise, reduce, shape, linalg, index, random]
 FAMILIES += [sort, scan, index_update, combine, decomp, solve, norms]
+# after the families they are composed of (importing them first would start a cycle)
+from . import blas, pointwise, stats  # noqa: E402
+
+FAMILIES += [blas, pointwise, stats]
