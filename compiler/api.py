@@ -223,6 +223,8 @@ class CompiledFunction:
             if pre.empty or pre.holds(tensors, args, kwargs):
                 if k:  # the variant that matched goes first: one precondition check next time
                     self._to_front(key, entry, variant)
+                if variant.last.build_later is not None:  # its first replay: kernels
+                    self._start_build(variant.last)   # loaded now if on disk, else built
                 if self.check:
                     rng, before = _random.snapshot(), snapshot(tensors, pre)
                 try:
@@ -238,10 +240,7 @@ class CompiledFunction:
                     self._backoff.pop(key, None)
                 self._streak = 0
                 if path.build_later is not None:  # its kernel build waited for a replay
-                    with self._lock:  # once per path: one thread submits it
-                        later, path.build_later = path.build_later, None
-                    if later is not None:
-                        later()
+                    self._start_build(path)
                 if self.check:
                     return checked_replay(self, path, outs, tensors, args, kwargs, before, rng)
                 return path.finish(outs, tensors, args=args, kwargs=kwargs)
@@ -253,6 +252,14 @@ class CompiledFunction:
             return self._past_limit(key, entry, tensors, args, kwargs)
         return self._locked(epoch, args, kwargs, self._recompile, key, entry, tensors, args,
                             kwargs)
+
+    def _start_build(self, path: Path) -> None:
+        """Start the kernel build of ``path`` waiting for a replay (once per path: one
+        thread submits it)."""
+        with self._lock:
+            later, path.build_later = path.build_later, None
+        if later is not None:
+            later()
 
     def _recompile(self, key, entry, tensors, args, kwargs):
         """The guards of every trace of the key failed: record one more."""
@@ -624,38 +631,56 @@ class CompiledFunction:
         return path, pre
 
     def _upgrade(self, path: Path, graph: Graph, inplace: dict) -> None:
-        """Build the fused Numba programs of a path in the background and swap them in."""
+        """Build the fused Numba programs of a path in the background and swap them in;
+        or, when an earlier process built or loaded them all (:func:`tiers.warm`: they
+        are in the disk cache), load them now, before the replay that asked for them."""
         name = self.__name__
         stats = self._stats
         bws = [b for b in path.backwards + path.wb_backwards
                if isinstance(b, BackwardProgram)]
+        bw_graphs = [b.graph for b in bws]
+        cpu = graph_device(graph) == "cpu"
+
+        def swap_in(t0, bw_optimized, how):
+            fwd = compile_graph(graph, "numba", inplace)
+            built = [(b, compile_graph(g, "numba")) for b, g in zip(bws, bw_optimized)]
+            path.program = fwd
+            for b, p in built:
+                b.program = p
+            path.python_replays = path.hits
+            stats["compile_seconds"] += time.perf_counter() - t0
+            log.kernels.info("%s: fused kernels %s (%d)", name, how, len(fwd.kernels))
+            return [fwd] + [p for _, p in built]
+
+        def on_error(exc):
+            tiers.warn(f"{name}: building fused kernels failed ({type(exc).__name__}: {exc}); "
+                       "this trace keeps running as generated Python", CompileWarning)
+            self._fallback_reasons.append(f"kernels not built: {type(exc).__name__}: {exc}")
+
+        if cpu and tiers.warm(graph, inplace, bw_graphs) is not None:
+            try:  # nothing to compile: no worker, no FIRST_LOAD_AFTER
+                swap_in(time.perf_counter(), [optimize(g) for g in bw_graphs],
+                        "loaded from the disk cache")
+            except Exception as exc:  # noqa: BLE001 - as a background build's error
+                on_error(exc)
+            return
 
         first_use = self._first_use
         graphs = []
 
         def prepare():  # compiled in another process; loaded below when worth it
             tiers.hold(first_use)
-            graphs.extend([(graph, inplace)] + [(optimize(b.graph), None) for b in bws])
-            if graph_device(graph) == "cpu":
+            graphs.extend([(graph, inplace)] + [(optimize(g), None) for g in bw_graphs])
+            if cpu:
                 compile_worker.call(build_in_worker, graphs)
 
         def ready():
             return tiers.worth_loading(first_use, path.hits, not compile_worker.loaded)
 
         def job():
-            t0 = time.perf_counter()
-            fwd = compile_graph(graph, "numba", inplace)
-            built = [(b, compile_graph(g, "numba")) for b, (g, _) in zip(bws, graphs[1:])]
-            path.program = fwd
-            for b, p in built:
-                b.program = p
-            stats["compile_seconds"] += time.perf_counter() - t0
-            log.kernels.info("%s: fused kernels ready (%d)", name, len(fwd.kernels))
-
-        def on_error(exc):
-            tiers.warn(f"{name}: building fused kernels failed ({type(exc).__name__}: {exc}); "
-                       "this trace keeps running as generated Python", CompileWarning)
-            self._fallback_reasons.append(f"kernels not built: {type(exc).__name__}: {exc}")
+            programs = swap_in(time.perf_counter(), [g for g, _ in graphs[1:]], "ready")
+            if cpu:  # in the disk cache now: a new process loads them at its first replay
+                tiers.mark_warm(graph, inplace, bw_graphs, programs)
 
         tiers.submit(job, on_error, prepare, ready)
 

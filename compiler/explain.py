@@ -252,6 +252,9 @@ class Explanation:
                 out.extend(f"    {e}" for e in t["effects"])
             if t["unbuilt"]:
                 out.append("  kernels not built: " + t["unbuilt"])
+            elif t["python_replays"] is not None:
+                out.append(f"  kernels in use after {t['python_replays']} replays as "
+                           "generated Python")
             out.append("  graph:")
             out.extend("    " + ln for ln in t["graph"].splitlines())
             for name, src in t["kernels"]:
@@ -321,6 +324,9 @@ def _trace_info(key, variant, path, reason, argnames) -> dict:
             "branches": branches, "graph": path.program.source,
             "writebacks": len(path.writebacks) + len(path.grad_writes), "kernels": kernels,
             "effects": [str(e) for e in path.effects],
+            # replays that ran as generated Python before the kernels were swapped in
+            # (0: from the first replay on, loaded from the disk cache); None: not yet
+            "python_replays": path.python_replays,
             "unbuilt": None if path.build_later is None else
             "never replayed, and a later trace of the same arguments took over (built at "
             "its first replay)" if path.superseded else

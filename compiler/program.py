@@ -143,6 +143,7 @@ class Path:
         self.hits = 0
         self.superseded = False   # a later variant of the same key was recorded
         self.build_later = None   # its kernel build, until submitted (first hit, wait())
+        self.python_replays = None  # replays run as generated Python before its kernels
         # one output tensor, nothing written back, no grad node: the common inference call
         self.simple = (out_spec == ("out", 0) and not writebacks and not grad_writes
                        and not any(b is not None for b in backwards) and not effects)

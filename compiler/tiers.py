@@ -14,6 +14,16 @@ that ends before its kernels are built does not wait for them.  Both tiers compu
 same values (kernels use only exact arithmetic and runtime.cpu.mathlib's <= 2 ULP
 functions).  :func:`wait` blocks until every pending build is done (benchmarks and tests
 call it before measuring kernels).
+
+A trace whose kernels an earlier process built or loaded (:func:`warm`: a note in the
+cache directory, keyed by the trace's graphs, naming the cache files, which all still
+exist) skips all of that: its kernels are loaded on the program's thread at its first
+replay, before that replay runs, with no :data:`FIRST_LOAD_AFTER` hold and no compile
+worker.  Loading from the cache costs far less than the first load of a process did:
+:mod:`runtime.cache` loads machine code without Numba's typing and lowering registries
+(about half of that first load), and a graph refused whole-trace native code before is
+not lowered and written out again only to be refused (the note of
+:mod:`compiler.codegen.numba_cpu`).
 """
 
 from __future__ import annotations
@@ -23,6 +33,8 @@ import threading
 import time
 import warnings
 from concurrent.futures import Future
+
+from runtime.cache import files_present, module_files, note_key, read_note, write_note
 
 _lock = threading.Lock()
 _pending: set = set()
@@ -108,6 +120,44 @@ def worth_loading(first_use: float, hits: int, first_load: bool) -> bool:
     :data:`FIRST_LOAD_AFTER` seconds since ``first_use`` (``time.perf_counter()``)."""
     return hits > 0 and (not first_load or
                          time.perf_counter() - first_use >= FIRST_LOAD_AFTER)
+
+
+#: notes (:func:`runtime.cache.read_note`) of traces whose kernels are all in the disk
+#: cache: written when a process has built or loaded them, read by the next process
+_WARM = "loaded"
+
+
+def _warm_key(graph, inplace, bw_graphs) -> str | None:
+    return note_key((_WARM, graph, inplace, list(bw_graphs)))
+
+
+def warm(graph, inplace, bw_graphs) -> list | None:
+    """The cache files of a trace's kernels (forward ``graph`` with its write-backs
+    ``inplace``, and its backward graphs) when an earlier process built or loaded them
+    all and every one is still there, else None.  Such a trace loads its kernels at its
+    first replay, without :data:`FIRST_LOAD_AFTER` or the compile worker: there is
+    nothing to compile, and loading them from the cache costs a fraction of Numba's
+    first load of a process (no typing or lowering registries: :mod:`runtime.cache`).
+    Checking costs a pickle of the graphs (~8 ms for the transformer step's 500 nodes)
+    and a ``stat`` per file; it imports no Numba."""
+    text = read_note(_WARM, _warm_key(graph, inplace, bw_graphs))
+    if text is None:
+        return None
+    files = [f for f in text.splitlines() if f]
+    return files if files_present(files) else None
+
+
+def mark_warm(graph, inplace, bw_graphs, programs) -> None:
+    """Note that the kernels of ``programs`` (built from these graphs) are in the disk
+    cache, with the files they are loaded from (:func:`warm`)."""
+    try:
+        names = sorted({name.split(".", 1)[0] for p in programs for name, _ in p.kernels})
+        files = module_files(names)
+        if files is not None:
+            write_note(_WARM, _warm_key(graph, inplace, bw_graphs), "\n".join(files))
+    except Exception as exc:  # noqa: BLE001 - only the next process's start is slower
+        warnings.warn(f"dyngraph: could not note the kernels in the disk cache: {exc}",
+                      RuntimeWarning, stacklevel=2)
 
 
 def wait(timeout: float | None = None) -> bool:

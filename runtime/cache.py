@@ -90,9 +90,14 @@ __all__ = [
     "cache_dir",
     "cache_stats",
     "clear_memory_cache",
+    "files_present",
     "load_function",
     "load_module",
+    "module_files",
+    "note_key",
+    "read_note",
     "set_cache_dir",
+    "write_note",
 ]
 
 _log = logging.getLogger(__name__)
@@ -233,6 +238,86 @@ def clear_memory_cache() -> None:
         _memory.clear()
         for k in _STAT_NAMES:
             _stats[k] = 0
+
+
+# --------------------------------------------------------------------------- notes
+
+
+def note_key(obj: Any) -> str | None:
+    """A key for what was decided or built from ``obj`` (a graph, or a tuple of them):
+    the sha256 of its pickle and of the versions in module names (:func:`_module_name`),
+    or None when it cannot be pickled (an op class defined inside a function).  The
+    pickle is made without its memo, so it does not depend on which equal objects are
+    one object (an attribute name and an equal dict key are, until a pickle round trip):
+    a graph and its copy in the compile worker get the same key."""
+    buf = io.BytesIO()
+    pickler = pickle.Pickler(buf, protocol=4)
+    pickler.fast = True  # no memo: each object written out in full where it occurs
+    try:
+        pickler.dump(obj)
+    except (pickle.PickleError, AttributeError, TypeError, ValueError, RecursionError):
+        return None
+    h = hashlib.sha256(_get_version_tag().encode())
+    h.update(b"\0")
+    h.update(buf.getbuffer())
+    return h.hexdigest()[:32]
+
+
+def read_note(kind: str, key: str | None) -> str | None:
+    """The text of the note ``kind/key`` in the cache directory, or None (no note, no
+    disk cache, not this user's file).  Notes only steer choices that are right either
+    way (which program to build, whether to load it at once): nothing in one is run."""
+    if key is None:
+        return None
+    try:
+        d = cache_dir()
+    except OSError:
+        return None
+    if d is None:
+        return None
+    data = _read_own(d / kind / key)
+    return None if data is None else data.decode("utf-8", errors="replace")
+
+
+def write_note(kind: str, key: str | None, text: str = "") -> None:
+    """Write the note ``kind/key`` (atomically; silently nothing without a disk cache)."""
+    if key is None:
+        return
+    try:
+        d = cache_dir()
+        if d is None:
+            return
+        (d / kind).mkdir(mode=0o700, exist_ok=True)
+        _atomic_write(d / kind / key, text.encode("utf-8"))
+    except OSError as exc:
+        _log.debug("cannot write the note %s/%s: %s", kind, key, exc)
+
+
+def module_files(names: Any) -> list[str] | None:
+    """The files a new process reads from the disk cache to load the modules ``names``
+    (loaded here, on disk) and the signatures compiled for them: each module's source and
+    the index files of its functions compiled on their own; None when a module is not a
+    disk cache entry."""
+    out = []
+    for name in names:
+        mod = sys.modules.get(name)
+        path = getattr(mod, "__file__", None)
+        if path is None or not os.path.exists(path):
+            return None
+        out.append(path)
+        for obj in vars(mod).values():
+            index = getattr(getattr(getattr(obj, "_cache", None), "_cache_file", None),
+                            "_index_path", None)
+            if isinstance(index, str) and os.path.exists(index):  # (a function compiled
+                out.append(index)                                 # only inside another: none)
+    return out
+
+
+def files_present(paths: Any) -> bool:
+    """Whether every file named in ``paths`` (from :func:`module_files`) exists: a quick
+    check, without Numba, that loading them will not compile (an evicted file makes the
+    load compile in-process instead: slower, and right)."""
+    return all(os.path.exists(p) for p in paths)
 
 
 # --------------------------------------------------------------------------- internals
@@ -577,7 +662,35 @@ def _guard_numba_caches(mod: types.ModuleType) -> None:
             cache.load_overload = _guarded_loader(cache, cache.load_overload, obj)
 
 
+def _quick_load(cache: Any, load: Callable[..., Any]) -> Callable[..., Any]:
+    """Numba's ``load_overload`` without its ``target_context.refresh()``: that imports and
+    installs every typing and lowering registry (0.3-0.5 s in a new process, the larger
+    part of the first load of a process), which rebuilding machine code from the cache
+    does not use; a compile refreshes the context itself (``compile_extra``).  Loading
+    needs the runtime (NRT) set up, which is done here.  Numba's own method where its
+    private API is not the one known here."""
+    inner = getattr(cache, "_load_overload", None)
+    guard = getattr(cache, "_guard_against_spurious_io_errors", None)
+    try:
+        from numba.core.runtime import rtsys
+    except ImportError:  # pragma: no cover - another Numba
+        rtsys = None
+    if inner is None or guard is None or rtsys is None or \
+            not hasattr(rtsys, "initialize"):
+        return load
+
+    def quick(sig: Any, target_context: Any) -> Any:
+        rtsys.initialize(target_context)
+        with guard():
+            return inner(sig, target_context)
+        return None  # the guard swallowed an I/O error: a miss, Numba compiles
+
+    return quick
+
+
 def _guarded_loader(cache: Any, load: Callable[..., Any], disp: Any) -> Callable[..., Any]:
+    load = _quick_load(cache, load)
+
     def load_overload(sig: Any, target_context: Any) -> Any:
         try:
             return load(sig, target_context)

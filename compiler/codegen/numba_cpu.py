@@ -42,6 +42,7 @@ from numba import types as nbt
 from eager.ops import reduce as _R
 from eager.ops.scalarexpr import F64, I64, cast, literal
 from runtime import plan as _plan
+from runtime.cache import note_key, read_note, write_note
 from runtime.cpu import DEVICE as CPU
 from runtime.cpu import compile_worker, loops
 from runtime.cpu.buffers import REUSE_MIN_BYTES, reuse_lines
@@ -337,6 +338,14 @@ def _build(lowered: Graph) -> None:
             compile_worker.compile(dispatcher, sig)
 
 
+#: notes (:func:`runtime.cache.read_note`) of graphs refused whole-trace native code: the
+#: refusal (a trace too long, a node without native code) comes after lowering the graph
+#: and writing its function (the transformer step: ~1 s), which a process loading the
+#: same graph's kernels from the disk cache then skips; a note says only which of two
+#: right programs to build
+_REFUSED = "native-refused"
+
+
 def _native(graph: Graph, name: str, parallel_min: int, inplace):
     """The whole-trace native program of ``graph``, or None (see :mod:`.native_cpu`)."""
     other = [n.op.name for n in graph.nodes
@@ -348,6 +357,11 @@ def _native(graph: Graph, name: str, parallel_min: int, inplace):
     if not any(n.op in native_cpu.EMITTERS and not getattr(n.op, "view", False)
                for n in graph.nodes):
         return None  # elementwise only: the fused kernels are the whole program already
+    key = note_key(("native", graph, inplace, parallel_min, native_cpu.MAX_LINES))
+    refused = read_note(_REFUSED, key)
+    if refused is not None:  # decided by an earlier build of this graph (the worker's)
+        log.kernels.info("%s: no whole-trace native code: %s", name, refused)
+        return None
     try:
         lowered, kernels = _lower_all(graph, parallel_min, 0)
         kernels += _mark_inplace(lowered, inplace)
@@ -358,6 +372,7 @@ def _native(graph: Graph, name: str, parallel_min: int, inplace):
         prog = native_cpu.native_program(lowered, graph, name)
     except native_cpu.Unsupported as e:
         log.kernels.info("%s: no whole-trace native code: %s", name, e)
+        write_note(_REFUSED, key, str(e))
         return None
     except Exception as e:  # a Numba error: the per-node program is still right
         log.kernels.warning("%s: whole-trace native code failed to build: %s: %s", name,
@@ -380,8 +395,8 @@ def numba_program(graph: Graph, name: str = "graph", *,
     where safe (:func:`_inplace_plan`) the kernel computes that output into the input's
     array, sparing a separate copy.
     """
-    compile_worker.start()
-    if native:
+    if native:  # (no worker started here: a build whose kernels are all in the disk
+        # cache needs none, and one that is not starts it at its first compile)
         prog = _native(graph, name, parallel_min, inplace)
         if prog is not None:
             return prog
