@@ -36,6 +36,7 @@ from .fn.norms import *
 from .fn.blas import *
 from .fn.pointwise import *
 from .fn.stats import *
+from .threads import get_num_threads, set_num_threads
 from .fn.elementwise import abs, pow, round
 from .fn.reduce import sum
 from .factories import *
