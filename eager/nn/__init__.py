@@ -87,5 +87,6 @@ from .upsampling import *  # noqa: F403 (Upsample, UpsamplingNearest2d, ...)
 from .data_parallel import DataParallel  # noqa: F401
 from .embedding_bag import EmbeddingBag  # noqa: F401
 from .extra_losses import *  # noqa: F403 (CosineEmbeddingLoss, TripletMarginLoss, ...)
+from .sync_batchnorm import SyncBatchNorm  # noqa: F401
 # last: eager.nn.modules.* (torch.nn.modules.* import paths) re-export the names above
 from . import modules  # noqa: F401, E402
