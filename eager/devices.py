@@ -13,6 +13,11 @@ from .tensor import Tensor
 from .tensor import device as _device
 
 
+class DeviceUnavailableError(RuntimeError, AssertionError):
+    """A device this machine cannot use was asked for.  PyTorch raises AssertionError
+    ("Torch not compiled with CUDA enabled"); this is both, so code catching either works."""
+
+
 def device_count(kind: str) -> int:
     """How many devices of ``kind`` this machine has (0 when it cannot use them)."""
     if kind == "cpu":
@@ -47,9 +52,10 @@ def device_type(device) -> str:
     dev = _device(device)
     kind = dev.type
     if kind != "cpu" and not runtime_device.available(kind):
-        raise RuntimeError(f"Torch not compiled with CUDA enabled: no {kind} device here "
-                           f"(install the 'cuda' extra on a machine with a GPU, or set "
-                           f"NUMBA_ENABLE_CUDASIM=1 for the simulator)")
+        raise DeviceUnavailableError(
+            f"Torch not compiled with CUDA enabled: no {kind} device here (install the "
+            f"'cuda' extra on a machine with a GPU, or set NUMBA_ENABLE_CUDASIM=1 for the "
+            f"simulator)")
     if kind == "cuda" and dev.index:
         check_cuda_ordinal(dev)
     return kind
@@ -91,7 +97,11 @@ def to_device(t: Tensor, kind: str) -> Tensor:
 
 
 def cuda_device(device) -> str:
-    """``Tensor.cuda(device)``: the index checked (PyTorch's invalid device ordinal)."""
+    """``Tensor.cuda(device)``: the index checked (PyTorch's invalid device ordinal), and
+    PyTorch's error for a device that is no CUDA device."""
     if device is not None:
-        to_args((_device("cuda", device) if isinstance(device, int) else device,), {})
+        dev = _device("cuda", device) if isinstance(device, int) else _device(device)
+        if dev.type != "cuda":
+            raise RuntimeError("Invalid device, must be cuda device")
+        to_args((dev,), {})
     return "cuda"

@@ -21,7 +21,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .._state import region_router
 from ..autograd.grad_mode import no_grad
-from ..devices import cuda_device, device_type, to_args, to_device
+from ..devices import cuda_device, to_args, to_device
 from ..dtypes import is_float as _isf
 from ..tensor import Size, Tensor
 from ..tensor import Tensor as _T
@@ -449,10 +449,7 @@ class Module:
             if not _isf(npd):
                 raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
                                 f"desired dtype={_dt.from_numpy(npd)}")
-        if dev is not None:
-            device_type(dev)  # PyTorch's error when the device cannot be used
-
-        def convert(a):
+        def convert(a):  # (moving a tensor checks the device: none to move, no error)
             if dev is not None and _T._make(a).device.type != dev:
                 a = to_device(_T._make(a), dev)._data
             if npd is not None and _isf(a.dtype) and a.dtype != npd:

@@ -40,3 +40,21 @@ def test_dropout_under_vmap_draws_on_the_cpu():
     out = vmap(lambda a: F.dropout(a, 0.5), randomness="same")(x).numpy()
     assert out.shape == (4, 3) and set(np.unique(out)) <= {0.0, 2.0}
     assert (out == out[0]).all()        # one draw shared by every sample
+
+
+def test_device_errors_match_pytorch():
+    """PyTorch raises AssertionError for a device it was not built for (ours is also a
+    RuntimeError), 'Invalid device, must be cuda device' for cuda('cpu'), and moves a module
+    with no tensors to any device without a word."""
+    import pytest
+
+    from runtime import device as runtime_device
+
+    with pytest.raises(RuntimeError, match="Invalid device, must be cuda device"):
+        eager.ones(2).cuda("cpu")
+    assert repr(eager.nn.Module().to("cuda")) == "Module()"
+    if not runtime_device.available("cuda"):
+        for call in (lambda: eager.zeros(2, device="cuda"), lambda: eager.ones(2).to("cuda"),
+                     lambda: eager.nn.Linear(2, 2).to("cuda")):
+            with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+                call()
