@@ -1,6 +1,6 @@
-"""Every elementwise op, from the op table (``tests/optable.py``), on every device this
-machine has: the dtype rule against the forward, eager gradients against finite
-differences, the op's kernel against ``run_graph``, and compiled against eager."""
+"""Every elementwise op, from the op table (``tests/optable.py``, its elementwise rows), on
+every device this machine has: the dtype rule against the forward, eager gradients against
+finite differences, the op's kernel against ``run_graph``, and compiled against eager."""
 
 from __future__ import annotations
 
@@ -16,9 +16,11 @@ from eager.ops import OPS
 from runtime import device as runtime_device
 from tests.graphs import trace
 from tests.helpers import gradcheck
-from tests.optable import BY_NAME, F32, F64, ROWS, call, inputs
+from tests.optable import BY_NAME, ELEMENTWISE, F32, F64, call, inputs
 
 DEVICES = ["cpu"] + [d for d in ("cuda",) if runtime_device.available(d)]
+#: the elementwise rows of the op table (every op's rows: tests/ops/test_optable_all.py)
+ROWS = ELEMENTWISE
 ROW_IDS = [r.name for r in ROWS]
 
 
