@@ -51,6 +51,12 @@ SPLIT_BACKWARD = {
                 "runs it once (float32 gradients 1-4 ulp off, and the shared backward "
                 "runs once per output); smallest case: y = x.sin(); return y * 3, y * 7"}
 
+#: ``vmap`` of an op with a per-sample 0-d tensor where its ``dim`` rule needs one dimension
+ZERO_DIM_VMAP = {
+    "vmap": "unsupported (a clear error, PyTorch supports it): vmap with per-sample 0-d "
+            "tensors ('the batching rule of <op> needs per-sample tensors of at least one "
+            "dimension', eager/func/batching.py _dim)"}
+
 #: ``vmap`` of a row whose op has no batching rule (``eager.func.RULES``): a clear error
 NO_RULE = False
 
@@ -152,7 +158,8 @@ OP_ROWS = [
     # -- reductions -----------------------------------------------------------------------
     op("sum", lambda M, x, **k: x.sum(**k),
        lambda g: [S(g.x(2, 3), dim=1), S(g.x(2, 3, 2), dim=(0, -1), keepdim=True),
-                  S(g.x(3, 2))], dtypes=NUMBERS, numba=True),
+                  S(g.x(3, 2)), S(g.x(), dim=-1), S(g.x(0, 3), dim=0)], dtypes=NUMBERS,
+       numba=True),
     op("mean", lambda M, x, **k: x.mean(**k),
        lambda g: [S(g.x(2, 3), dim=-1, keepdim=True), S(g.x(2, 3, 2), dim=(0, 2)),
                   S(g.x(3, 2))]),
@@ -162,8 +169,8 @@ OP_ROWS = [
                   S(g.x(2, 2, domain="nonzero"))], dtypes=NUMBERS),
     op("amax", lambda M, x, **k: x.amax(**k),
        lambda g: [S(g.x(2, 3, domain="distinct"), dim=1),
-                  S(g.x(2, 3, 2, domain="distinct"), dim=(0, -1), keepdim=True)],
-       dtypes=NUMBERS),
+                  S(g.x(2, 3, 2, domain="distinct"), dim=(0, -1), keepdim=True),
+                  S(g.x(), dim=0)], dtypes=NUMBERS),
     op("amin", lambda M, x, **k: x.amin(**k),
        lambda g: [S(g.x(2, 3, domain="distinct"), dim=-1),
                   S(g.x(2, 3, 2, domain="distinct"), dim=(1, 2), keepdim=True)],
@@ -177,8 +184,8 @@ OP_ROWS = [
                   S(g.x(2, 3, domain="distinct"), dim=-1, keepdim=True),
                   S(g.x(2, 3, domain="distinct"))], dtypes=SORTABLE, grad=False),
     op("all", lambda M, x, **k: x.all(**k),
-       lambda g: [S(g.x(2, 3), dim=1), S(g.x(2, 3), dim=-1, keepdim=True), S(g.x(2, 3))],
-       dtypes=(BOOL, U8, F32), grad=False),
+       lambda g: [S(g.x(2, 3), dim=1), S(g.x(2, 3), dim=-1, keepdim=True), S(g.x(2, 3)),
+                  S(g.x(0, 3), dim=0)], dtypes=(BOOL, U8, F32), grad=False),
     op("any", lambda M, x, **k: x.any(**k),
        lambda g: [S(g.x(2, 3, domain="sparse"), dim=0),
                   S(g.x(2, 3, domain="sparse"), dim=-1, keepdim=True),
@@ -188,11 +195,12 @@ OP_ROWS = [
                   S(g.x(2, 3, 2, domain="sparse"), dim=(0, -1)),
                   S(g.x(2, 3, domain="sparse"))], dtypes=(BOOL,) + NUMBERS, grad=False),
     op("logsumexp", lambda M, x, **k: M.logsumexp(x, **k),
-       lambda g: [S(g.x(2, 3), dim=1), S(g.x(2, 3, 2), dim=(0, -1), keepdim=True)],
-       numba=True),
+       lambda g: [S(g.x(2, 3), dim=1), S(g.x(2, 3, 2), dim=(0, -1), keepdim=True),
+                  S(g.x(), dim=0)], numba=True),
     op("var", lambda M, x, **k: x.var(**k),
        lambda g: [S(g.x(2, 3), dim=1), S(g.x(2, 3, 2), dim=(0, -1), correction=0,
-                                          keepdim=True), S(g.x(3, 2))]),
+                                          keepdim=True), S(g.x(3, 2)),
+                  S(g.x(2, 3), dim=1, correction=2)]),
     op("std", lambda M, x, **k: x.std(**k),
        lambda g: [S(g.x(2, 3), dim=1), S(g.x(2, 3, 2), dim=(0, -1), correction=0,
                                           keepdim=True), S(g.x(3, 2))]),
@@ -202,12 +210,15 @@ OP_ROWS = [
                   S(g.x(2, 3, domain="distinct"), ord=float("inf"), dim=0),
                   S(g.x(2, 3, domain="nonzero"), ord=3.0)]),
     op("softmax", lambda M, x, **k: x.softmax(**k),
-       lambda g: [S(g.x(2, 3), dim=1), S(g.x(2, 3, 2), dim=-1), S(g.x(2, 3), dim=0)],
-       numba=True),
+       lambda g: [S(g.x(2, 3), dim=1), S(g.x(2, 3, 2), dim=-1), S(g.x(2, 3), dim=0),
+                  S(g.x(), dim=0)],
+       numba=True, xfail=ZERO_DIM_VMAP),
     op("log_softmax", lambda M, x, **k: x.log_softmax(**k),
-       lambda g: [S(g.x(2, 3), dim=1), S(g.x(2, 3, 2), dim=-2)]),
+       lambda g: [S(g.x(2, 3), dim=1), S(g.x(2, 3, 2), dim=-2), S(g.x(), dim=-1)],
+       xfail=ZERO_DIM_VMAP),
     op("cumsum", lambda M, x, **k: x.cumsum(**k),
-       lambda g: [S(g.x(2, 3), dim=1), S(g.x(2, 3, 2), dim=-3)], dtypes=NUMBERS),
+       lambda g: [S(g.x(2, 3), dim=1), S(g.x(2, 3, 2), dim=-3), S(g.x(), dim=0),
+                  S(g.x(0, 2), dim=0)], dtypes=NUMBERS, xfail=ZERO_DIM_VMAP),
     op("cumprod", lambda M, x, **k: x.cumprod(**k),
        lambda g: [S(g.x(2, 3, domain="nonzero"), dim=1),
                   S(g.x(2, 3, domain="nonzero"), dim=-2)], dtypes=NUMBERS),
@@ -247,7 +258,8 @@ OP_ROWS = [
     op("repeat", lambda M, x, *, reps: x.repeat(*reps),
        lambda g: [S(g.x(2, 3), reps=(2, 1)), S(g.x(3), reps=(2, 1, 2))], dtypes=NUMBERS),
     op("cat", lambda M, *xs, **k: M.cat(list(xs), **k),
-       lambda g: [S(g.x(2, 3), g.x(1, 3), dim=0), S(g.x(2, 1), g.x(2, 2), g.x(2, 3), dim=-1)],
+       lambda g: [S(g.x(2, 3), g.x(1, 3), dim=0), S(g.x(2, 1), g.x(2, 2), g.x(2, 3), dim=-1),
+                  S(g.x(2, 3), g.x(0, 3), dim=0)],
        dtypes=NUMBERS),
     op("stack", lambda M, *xs, **k: M.stack(list(xs), **k),
        lambda g: [S(g.x(2, 3), g.x(2, 3), dim=0), S(g.x(3), g.x(3), g.x(3), dim=-1)],
@@ -256,7 +268,7 @@ OP_ROWS = [
        lambda g: [S(g.x(2, 3), dims=(0,)), S(g.x(2, 3, 2), dims=(0, -1))], dtypes=NUMBERS),
     op("roll", lambda M, x, **k: M.roll(x, **k),
        lambda g: [S(g.x(2, 3), shifts=1, dims=0), S(g.x(2, 3), shifts=(1, -1), dims=(0, 1)),
-                  S(g.x(2, 3), shifts=2)], dtypes=NUMBERS),
+                  S(g.x(2, 3), shifts=2), S(g.x(2, 3), shifts=-4, dims=-1)], dtypes=NUMBERS),
     op("sum_to", lambda M, x, y, w: vjp(M, lambda z: x * z, y, w),
        lambda g: [S(g.x(2, 3), g.x(3), g.x(2, 3)), S(g.x(2, 3), g.x(2, 1), g.x(2, 3))]),
 
@@ -345,7 +357,7 @@ OP_ROWS = [
     # -- linear algebra -------------------------------------------------------------------
     op("matmul", lambda M, a, b: a @ b,
        lambda g: [S(g.x(2, 3), g.x(3, 2)), S(g.x(2, 1, 2, 3), g.x(2, 3, 2)),
-                  S(g.x(3), g.x(3, 2)), S(g.x(2, 3), g.x(3))]),
+                  S(g.x(3), g.x(3, 2)), S(g.x(2, 3), g.x(3)), S(g.x(2, 0), g.x(0, 3))]),
     op("linear", lambda M, x, w, *b: M.nn.functional.linear(x, w, *b),
        lambda g: [S(g.x(2, 3), g.x(4, 3), g.x(4)), S(g.x(2, 2, 3), g.x(2, 3))], numba=True),
     op("einsum", lambda M, *xs, eq: M.einsum(eq, *xs),
