@@ -14,6 +14,7 @@ pool size.
 
 from __future__ import annotations
 
+import operator
 import os
 
 try:
@@ -50,8 +51,12 @@ def set_num_threads(int) -> None:  # noqa: A002 (PyTorch's parameter name)
         >>> eager.get_num_threads()
         2
     """
-    n = int
-    if isinstance(n, bool) or not isinstance(n, type(1)) or n <= 0:
+    try:
+        n = operator.index(int)
+    except TypeError:
+        raise TypeError(f"set_num_threads(): argument 'int' (position 1) must be int, not "
+                        f"{type(int).__name__}") from None
+    if n <= 0:
         raise RuntimeError("set_num_threads expects a positive integer")
     _NUM[0] = n
     if _tpc is not None:

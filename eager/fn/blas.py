@@ -11,10 +11,14 @@ integer tensors ``alpha``/``beta`` are truncated to integers.  The rounding is t
 
 from __future__ import annotations
 
+import numpy as np
+
+from ..dispatch import dispatch
 from ..dtypes import cpp_name, is_float, scalar_name
+from ..ops import factory as _f
 from ..tensor import Tensor, _wrap_dim
 from .args import is_int
-from .elementwise import add, mul
+from .elementwise import add, mul, where
 from .linalg import _need_tensor, bmm, mm, mv
 from .reduce import sum as _sum
 from .shape import expand, permute, reshape
@@ -32,8 +36,9 @@ def _combine(input: Tensor, prod: Tensor, beta, alpha) -> Tensor:
     """``beta * input + alpha * prod`` with ``input`` expanded to ``prod``'s shape."""
     inp = expand(input, tuple(prod.shape))
     prod = _scale(prod, alpha)
-    if beta == 0:
-        return prod
+    if beta == 0:   # input ignored (NaN not propagated), its gradient zeros as PyTorch's
+        keep = dispatch(_f.Full, shape=(), value=True, dtype=np.dtype(np.bool_))
+        return where(keep if prod.device.type == "cpu" else keep.to(prod.device), prod, inp)
     return add(_scale(inp, beta), prod)
 
 
@@ -137,12 +142,12 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{s1[0]}, {s1[2]}] but got: [{s2[0]}, {s2[1]}].")
     d0, d1, d2 = (x._data.dtype for x in (input, batch1, batch2))
-    if d1 != d2:
-        raise RuntimeError(f"expected scalar type {scalar_name(d1)} but found "
-                           f"{scalar_name(d2)}")
     if d0 != d1:
         raise RuntimeError(f"Input dtypes must be the same, got: input {cpp_name(d0)}, batch1: "
                            f"{cpp_name(d1)}, batch2: {cpp_name(d2)}")
+    if d1 != d2:
+        raise RuntimeError(f"expected scalar type {scalar_name(d1)} but found "
+                           f"{scalar_name(d2)}")
     prod = bmm(batch1, batch2)
     return _combine(input, prod, beta, alpha)
 
@@ -220,6 +225,9 @@ def tensordot(a, b, dims=2, out=None) -> Tensor:
         da, db = _dims_list(dims[0]), _dims_list(dims[1])
     elif isinstance(dims, (tuple, list)):
         da, db = dims
+        if is_int(da) or is_int(db):
+            raise TypeError("tensordot(): argument 'dims_self' (position 3) must be tuple of "
+                            "ints, not int")
         da, db = _dims_list(da), _dims_list(db)
     else:
         n = int(dims.item()) if isinstance(dims, Tensor) else int(dims)

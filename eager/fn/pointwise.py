@@ -28,6 +28,7 @@ from .. import dtypes as _dt
 from ..dispatch import dispatch
 from ..dtypes import is_float as _isf
 from ..dtypes import result_type, scalar_name
+from ..ops import factory as _f
 from ..ops import shape as _shp
 from ..tensor import Tensor
 from .args import as_tensor_arg
@@ -38,6 +39,7 @@ from .elementwise import (
     div,
     eq,
     exp,
+    isfinite,
     isinf,
     isnan,
     log,
@@ -107,13 +109,13 @@ def _atan_core(x):
     q = add(z, _Q[0])
     for c in _Q[1:]:
         q = add(mul(q, z), c)
-    return add(x, mul(x, div(mul(z, p), q)))
+    return where(eq(x, 0), x, add(x, mul(x, div(mul(z, p), q))))   # atan(-0) = -0
 
 
 def _atan_unit(t):
     """``atan(t)`` for ``t`` in ``[-1, 1]``, odd in ``t`` (no ``abs``: its derivative
     would be lost at 0)."""
-    s = where(lt(t, 0), -1.0, 1.0)
+    s = cast(where(lt(t, 0), -1, 1), _dt.from_numpy(t._data.dtype))
     u = div(sub(t, s), add(mul(t, s), 1.0))        # (|t| - 1) / (|t| + 1), signed
     reduced = add(mul(s, math.pi / 4 + 0.5 * _MOREBITS), _atan_core(u))
     return where(lt(abs(t), 0.66), _atan_core(t), reduced)
@@ -134,7 +136,7 @@ def atan2(input, other) -> Tensor:
     """
     _need_tensor("atan2", input, "input", 1)
     _need_tensor("atan2", other, "other", 2)
-    (y, x), _ = _to_float(input, other)
+    (y, x), dt = _to_float(input, other)
     swap = lt(abs(x), abs(y))
     num, den = where(swap, x, y), where(swap, y, x)   # |num| <= |den|
     both_inf = logical_and(isinf(num), isinf(den))
@@ -143,8 +145,8 @@ def atan2(input, other) -> Tensor:
     t = div(num, where(eq(den, 0), 1.0, den))
     a = _atan_unit(t)
     neg_y = signbit(y)
-    half_turn = where(neg_y, -math.pi, math.pi)
-    direct = add(a, where(signbit(x), half_turn, 0.0))
+    half_turn = mul(cast(where(neg_y, -1, 1), _dt.from_numpy(dt)), math.pi)
+    direct = where(signbit(x), add(a, half_turn), a)
     return where(swap, sub(mul(half_turn, 0.5), a), direct)
 
 
@@ -240,7 +242,7 @@ def logaddexp(input, other) -> Tensor:
     Example::
 
         >>> eager.logaddexp(eager.tensor([-1.0, 1000.0]), eager.tensor([-1.0, 1000.0]))
-        tensor([  -0.3069, 1000.6931])
+        tensor([-3.0685e-01,  1.0007e+03])
     """
     return _logaddexp("logaddexp", input, other, False)
 
@@ -325,12 +327,16 @@ def xlogy(input, other) -> Tensor:
         with np.errstate(all="ignore"):
             logy = float(np.log(np.float64(y)))
         y_nan = math.isnan(y)
-    prod = mul(x, logy)
     if not isinstance(x, Tensor):                    # a number times log(y)
+        prod = mul(x, logy)
         return prod if x != 0 else where(y_nan, prod, 0.0)
-    if isinstance(y_nan, Tensor):
-        return where(logical_and(eq(x, 0), logical_not(y_nan)), 0.0, prod)
-    return prod if y_nan else where(eq(x, 0), 0.0, prod)
+    if not isinstance(y, Tensor):
+        prod = mul(x, logy)
+        return prod if math.isfinite(logy) or y_nan else where(eq(x, 0), 0.0, prod)
+    # log(y) taken as 0 where x == 0 and it is infinite or NaN from y < 0 (so the gradient
+    # wrt x is log(y) elsewhere, as PyTorch's); a NaN y stays NaN
+    bad = logical_and(eq(x, 0), logical_not(logical_or(isfinite(logy), y_nan)))
+    return mul(x, where(bad, 0.0, logy))
 
 
 def hypot(input, other) -> Tensor:
@@ -374,7 +380,10 @@ def copysign(input, other) -> Tensor:
     neg_sign = signbit(b)
     if isinstance(neg_sign, bool):
         return neg(mag) if neg_sign else mag
-    return where(neg_sign, neg(mag), mag)
+    out = where(neg_sign, neg(mag), mag)
+    if b.requires_grad:   # PyTorch gives `other` a zero gradient, not none
+        out = where(dispatch(_f.Full, shape=(), value=True, dtype=np.dtype(np.bool_)), out, b)
+    return out
 
 
 def _angle(name, input, factor):

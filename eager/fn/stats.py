@@ -137,7 +137,7 @@ def median(input, dim=None, keepdim: bool = False):
         >>> eager.median(eager.tensor([4.0, 1.0, 3.0, 2.0]))
         tensor(2.)
         >>> eager.median(eager.tensor([[1.0, 5.0, 3.0]]), dim=1)
-        eager.return_types.median(values=tensor([3.]), indices=tensor([2]))
+        median(values=tensor([3.]), indices=tensor([2]))
     """
     return _median("median", input, dim, keepdim, False)
 
@@ -171,7 +171,7 @@ def mode(input, dim: int = -1, keepdim: bool = False):
     Example::
 
         >>> eager.mode(eager.tensor([[1, 2, 2, 3, 3, 3]]))
-        eager.return_types.mode(values=tensor([3]), indices=tensor([5]))
+        mode(values=tensor([3]), indices=tensor([5]))
     """
     _need_tensor("mode", input, "input", 1)
     d = _wrap_dim(dim, input.ndim, "mode")
@@ -322,7 +322,7 @@ def aminmax(input, *, dim=None, keepdim: bool = False):
     Example::
 
         >>> eager.aminmax(eager.tensor([1, -3, 5]))
-        eager.return_types.aminmax(min=tensor(-3), max=tensor(5))
+        aminmax(min=tensor(-3), max=tensor(5))
     """
     _need_tensor("aminmax", input, "input", 1)
     if dim is None:
