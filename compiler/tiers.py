@@ -36,6 +36,8 @@ from concurrent.futures import Future
 
 from runtime.cache import files_present, module_files, note_key, read_note, write_note
 
+from .source_tag import SOURCE_TAG
+
 _lock = threading.Lock()
 _pending: set = set()
 _jobs: queue.SimpleQueue = queue.SimpleQueue()
@@ -128,7 +130,7 @@ _WARM = "loaded"
 
 
 def _warm_key(graph, inplace, bw_graphs) -> str | None:
-    return note_key((_WARM, graph, inplace, list(bw_graphs)))
+    return note_key((_WARM, SOURCE_TAG, graph, inplace, list(bw_graphs)))
 
 
 def warm(graph, inplace, bw_graphs) -> list | None:

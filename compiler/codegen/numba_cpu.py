@@ -51,6 +51,7 @@ from runtime.cpu.launch import Adaptive
 from .. import log
 from ..ir import Graph, Node
 from ..passes.fusion import FusedElementwise, FusedReduction, TupleGet, fuse, fusible
+from ..source_tag import SOURCE_TAG
 from . import native_cpu
 from .core import core_source
 from .inplace import Overwrites
@@ -357,7 +358,7 @@ def _native(graph: Graph, name: str, parallel_min: int, inplace):
     if not any(n.op in native_cpu.EMITTERS and not getattr(n.op, "view", False)
                for n in graph.nodes):
         return None  # elementwise only: the fused kernels are the whole program already
-    key = note_key(("native", graph, inplace, parallel_min, native_cpu.MAX_LINES))
+    key = note_key(("native", SOURCE_TAG, graph, inplace, parallel_min, native_cpu.MAX_LINES))
     refused = read_note(_REFUSED, key)
     if refused is not None:  # decided by an earlier build of this graph (the worker's)
         log.kernels.info("%s: no whole-trace native code: %s", name, refused)

@@ -156,3 +156,13 @@ def test_corrupt_or_missing_cache_files_never_give_a_wrong_answer(tmp_path):
         note.write_text(str(modules[1]) + "\n")
     r = _run(cache_dir)
     _check_results(r)
+
+
+def test_warm_notes_are_keyed_on_the_code_generation_source(monkeypatch):
+    """An edit to code generation must not reuse the old code's decisions: the note key
+    holds a hash of compiler/codegen, compiler/passes and compiler/ir.py."""
+    from compiler import source_tag, tiers
+    assert len(source_tag.SOURCE_TAG) == 16
+    before = tiers._warm_key(("graph",), {}, [])
+    monkeypatch.setattr(tiers, "SOURCE_TAG", "edited")
+    assert tiers._warm_key(("graph",), {}, []) != before
