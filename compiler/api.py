@@ -34,7 +34,7 @@ from .codegen import build_in_worker, compile_graph
 from .dynamic import DynamicScalars, deep_plain, unsym_state
 from .explain import Explanation
 from .guards import Preconditions, describe_key_change, flatten, memory_pattern
-from .ir import Graph, check_graph, graph_device
+from .ir import Graph, Guard, check_graph, graph_device
 from .passes import optimize
 from .program import FREED, BackwardFails, BackwardProgram, Path, Variant, resolve
 from .pystate.effects import SetGradMode, graph_scalars
@@ -600,7 +600,7 @@ class CompiledFunction:
 
         backwards = [backward_program(b) for b in bw_specs]
         wb_backwards = [backward_program(b) for b in wb_specs]
-        guard_nodes = [n for n in tracer.nodes if n.op.name == "guard"]
+        guard_nodes = [n for n in tracer.nodes if n.op is Guard]
         outcomes = tuple(n.params["expected"] for n in guard_nodes)
         pre = Preconditions([(t, rg[id(t)]) for t, _ in tracer.lifted],
                             [ref(lf) for lf, _ in tracer.grad_inputs],

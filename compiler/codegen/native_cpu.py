@@ -55,7 +55,7 @@ from runtime.cpu import compile_worker
 from runtime.cpu.launch import Adaptive
 
 from ..ir import Const, Graph, Value
-from ..passes.fusion import TupleGet
+from ..passes.fusion import FusedElementwise, TupleGet
 from .pysource import CompiledGraph, python_program
 
 
@@ -616,12 +616,11 @@ EMITTERS = {
 
 
 def _emitter(n):
-    name = n.op.name
-    if name in ("fused_kernel", "fused_reduce_kernel"):
+    if getattr(n.op, "kernel_call", False):   # a fused kernel lowered by numba_cpu
         return _kernel
     fn = EMITTERS.get(n.op)
     if fn is None:
-        raise Unsupported(f"{name} has no native code")
+        raise Unsupported(f"{n.op.name} has no native code")
     if fn in (_matmul, _linear) and not _blas_ready():
         raise Unsupported("SciPy (Numba's BLAS) is not installed")
     return fn
@@ -766,7 +765,8 @@ def inplace_safe(lowered: Graph) -> bool:
     first such write (a raising call is rerun as Python from the unchanged inputs)."""
     seen_write = False
     for n in lowered.nodes:
-        if n.op.name == "fused_kernel" and n.params["launch"].inplace is not None:
+        if getattr(n.op, "kernel_call", False) and issubclass(n.op, FusedElementwise) \
+                and n.params["launch"].inplace is not None:
             seen_write = True
         elif seen_write and EMITTERS.get(n.op) in RAISES:
             return False

@@ -144,6 +144,7 @@ class FusedKernel(FusedElementwise):
     abstract = True
     name = "fused_kernel"
     emit = _emit
+    kernel_call = True   # native code calls the kernel (native_cpu._kernel)
 
 
 class FusedReduceKernel(FusedReduction):
@@ -151,6 +152,7 @@ class FusedReduceKernel(FusedReduction):
     abstract = True
     name = "fused_reduce_kernel"
     emit = _emit
+    kernel_call = True
 
 
 # -- kernel source ---------------------------------------------------------------------
@@ -410,3 +412,9 @@ def numba_program(graph: Graph, name: str = "graph", *,
     out.writes_inputs = any(n.params["launch"].inplace is not None for n in new_nodes
                             if n.op is FusedKernel)
     return out
+
+
+def program(graph: Graph, *, inplace=None) -> CompiledGraph:
+    """The numba backend's program for a CPU graph (:func:`compiler.codegen.compile_graph`
+    finds it by the device's name): fused kernels, tried first as one native function."""
+    return numba_program(graph, inplace=inplace, native=True)

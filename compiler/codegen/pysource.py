@@ -16,6 +16,9 @@ import numpy as np
 
 from eager import dtypes as _dt
 from eager.dispatch import runner
+from eager.ops import elementwise as _E
+from eager.ops import linalg as _L
+from eager.ops import shape as _S
 
 from ..ir import Graph, Guard, GuardFailed, Value, format_node, outcome
 from .inplace import Overwrites
@@ -110,17 +113,17 @@ def _cast_args(n, k: int, ins: list, glb: dict) -> list:
 # 0-d float arithmetic as Python operators on NumPy scalars: IEEE-identical to the ufuncs
 # (NumPy's scalar maths), ~50 ns instead of ~600 ns for a ufunc call on a 0-d array plus
 # its conversion back (an optimizer's bias corrections are a dozen such nodes per tensor)
-_SCALAR = {"add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "div": "{0} / {1}",
-           "neg": "-{0}", "pow": "{0} ** {1}", "sqrt": "__sqrt({0})", "cast": "{t}({0})"}
+_SCALAR = {_E.Add: "{0} + {1}", _E.Sub: "{0} - {1}", _E.Mul: "{0} * {1}", _E.Div: "{0} / {1}",
+           _E.Neg: "-{0}", _E.Pow: "{0} ** {1}", _E.Sqrt: "__sqrt({0})", _E.Cast: "{t}({0})"}
 
 
 def _scalar_node(n) -> bool:
     """Whether node ``n`` is 0-d float arithmetic on 0-d floats and Python numbers."""
     out = n.out
-    if out is None or n.op.name not in _SCALAR or out.shape or out.device != "cpu" \
+    if out is None or n.op not in _SCALAR or out.shape or out.device != "cpu" \
             or out.dtype.char not in "fd":
         return False
-    if n.op.name == "cast":
+    if n.op is _E.Cast:
         if set(n.params) != {"dtype"}:
             return False
     elif n.params:
@@ -136,9 +139,9 @@ def _scalar_node(n) -> bool:
 
 # ufuncs that compute a node's forward exactly when every operand has the output's float
 # dtype (Python numbers are weak scalars): such a node can write through ``out=``
-_UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
-           "neg": np.negative, "sqrt": np.sqrt, "exp": np.exp, "maximum": np.maximum,
-           "minimum": np.minimum}
+_UFUNCS = {_E.Add: np.add, _E.Sub: np.subtract, _E.Mul: np.multiply, _E.Div: np.true_divide,
+           _E.Neg: np.negative, _E.Sqrt: np.sqrt, _E.Exp: np.exp, _E.Maximum: np.maximum,
+           _E.Minimum: np.minimum}
 
 
 def _float_elementwise(n, same: bool = True) -> bool:
@@ -156,17 +159,17 @@ def _inline(n, ins: list) -> list | None:
     """The lines of node ``n`` as the NumPy calls its forward makes for these static
     shapes and dtypes, without the forward's own call and checks (None: call the
     forward).  Each form is exactly what the op's ``forward`` computes in that case."""
-    name, out, a = n.op.name, n.out, n.inputs
+    op, out, a = n.op, n.out, n.inputs
     if out.device != "cpu" or any(type(v) is Value and v.device != "cpu" for v in a):
         return None
     o = f"v{out.id}"
-    if name in ("linear", "matmul"):
+    if op is _L.Linear or op is _L.Matmul:
         x, w = a[0], a[1]
         b = a[2] if len(a) > 2 else None
         if type(x) is not Value or type(w) is not Value or len(x.shape) != 2 \
                 or len(w.shape) != 2 or x.dtype != w.dtype or x.dtype.kind != "f":
             return None
-        if name == "matmul":
+        if op is _L.Matmul:
             return [f"{o} = __matmul({ins[0]}, {ins[1]})"]
         if b is None:
             return [f"{o} = __matmul({ins[0]}, {ins[1]}.T)"]
@@ -174,11 +177,11 @@ def _inline(n, ins: list) -> list | None:
                 or b.shape[0] != w.shape[0]:
             return None
         return [f"{o} = __matmul({ins[0]}, {ins[1]}.T)", f"__add({o}, {ins[2]}, out={o})"]
-    if name == "relu" and type(a[0]) is Value and a[0].dtype.kind == "f":
+    if op is _E.Relu and type(a[0]) is Value and a[0].dtype.kind == "f":
         return [f"{o} = __maximum({ins[0]}, 0)"]
-    if name == "permute" and type(a[0]) is Value:
+    if op is _S.Permute and type(a[0]) is Value:
         return [f"{o} = {ins[0]}.transpose({tuple(n.params['dims'])!r})"]
-    if name == "sum_to" and type(a[0]) is Value:
+    if op is _S.SumTo and type(a[0]) is Value:
         src, shape = tuple(a[0].shape), tuple(n.params["shape"])
         if src == shape:
             return [f"{o} = {ins[0]}"]
@@ -206,11 +209,11 @@ def _write_plan(graph: Graph, inplace: dict | None, scalar: set) -> dict:
             break
         src = inplace.get(n.out.id)
         if src is not None and src.shape == n.out.shape and src.dtype == n.out.dtype \
-                and (n.out.id in scalar or n.op.name in _UFUNCS and _float_elementwise(n)):
+                and (n.out.id in scalar or n.op in _UFUNCS and _float_elementwise(n)):
             writes = writes or Overwrites(nodes, graph.outputs)
             if writes.allowed(i, src):
                 plan[i] = src
-        if not (n.out.id in scalar or _float_elementwise(n, same=False) or n.op.name == "cast"
+        if not (n.out.id in scalar or _float_elementwise(n, same=False) or n.op is _E.Cast
                 and set(n.params) == {"dtype"} and n.out.dtype.kind == "f"):
             break  # this node may raise: no write before it
     return plan
@@ -282,9 +285,9 @@ def python_program(graph: Graph, name: str = "graph", inplace=None) -> CompiledG
         if dst is not None and first_write is None:
             first_write = len(lines) + 1  # 1-based line number of the write's line
         if n.out.id in scalar:
-            if n.op.name == "cast":
+            if n.op is _E.Cast:
                 glb[f"t{k}"] = np.dtype(n.params["dtype"]).type
-            lines.append(f"    {out} = " + _SCALAR[n.op.name].format(*ins, t=f"t{k}"))
+            lines.append(f"    {out} = " + _SCALAR[n.op].format(*ins, t=f"t{k}"))
             if dst is not None:  # stored into the input it replaces, which is returned
                 lines.append(f"    {names[dst.id]}[()] = {out}")
                 returned[n.out.id] = names[dst.id]
@@ -292,7 +295,7 @@ def python_program(graph: Graph, name: str = "graph", inplace=None) -> CompiledG
                 lines.append(f"    {out} = __asarray({out})")
             continue
         if dst is not None:  # computed into the input it replaces
-            glb[f"u{k}"] = _UFUNCS[n.op.name]
+            glb[f"u{k}"] = _UFUNCS[n.op]
             lines.append(f"    {out} = u{k}({', '.join(ins)}, out={names[dst.id]})")
             continue
         inline = _inline(n, ins) if on_cpu else None

@@ -4,21 +4,24 @@ cast to its own dtype, an identity permute.  Backward formulas emit these generi
 
 from __future__ import annotations
 
+from eager.ops.elementwise import Cast
+from eager.ops.shape import Expand, Permute, Reshape, SumTo, View
+
 from ..ir import Graph, Node, Value
 
-_SAME_SHAPE = {"reshape", "view", "expand", "sum_to"}
+_SAME_SHAPE = frozenset({Reshape, View, Expand, SumTo})
 
 
 def _is_noop(n: Node) -> bool:
     if not n.inputs or type(n.inputs[0]) is not Value or n.out is None:
         return False
     src = n.inputs[0]
-    name = n.op.name
-    if name in _SAME_SHAPE:
+    op = n.op
+    if op in _SAME_SHAPE:
         return src.shape == n.out.shape and src.dtype == n.out.dtype
-    if name == "cast":
+    if op is Cast:
         return src.dtype == n.out.dtype
-    if name == "permute":
+    if op is Permute:
         return tuple(n.params.get("dims", ())) == tuple(range(len(src.shape)))
     return False
 
