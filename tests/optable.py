@@ -20,7 +20,9 @@ from tests.opinfo import (  # noqa: F401 - re-exported: the table's vocabulary
     F32,
     F64,
     FLOATS,
+    I8,
     NUMBERS,
+    U8,
     OpInfo,
     Sample,
     call,
@@ -40,9 +42,8 @@ ELEMENTWISE = [
     OpInfo("pow", lambda x, s: x ** s, ((2, 3),), "positive", FLOATS, rtol=4 * U,
            scalar=2.5, ref="pow"),
     OpInfo("neg", lambda x: -x, dtypes=NUMBERS, ref="neg"),
-    OpInfo("abs", lambda x: E.abs(x), domain="nonzero", dtypes=ALL, ref="abs",
-           xfail={"parity": "eager.abs accepts a bool tensor (returns it); PyTorch refuses "
-                            "it: NotImplementedError: \"abs_cpu\" not implemented for 'Bool'"}),
+    # bool refused as PyTorch refuses it (tests/eager/test_regressions.py)
+    OpInfo("abs", lambda x: E.abs(x), domain="nonzero", dtypes=(U8, I8) + NUMBERS, ref="abs"),
     OpInfo("reciprocal", lambda x: E.reciprocal(x), domain="nonzero", ref="reciprocal"),
     OpInfo("exp", lambda x: E.exp(x), rtol=U, ref="exp"),
     OpInfo("expm1", lambda x: E.expm1(x), rtol=U, ref="expm1"),

@@ -51,12 +51,6 @@ SPLIT_BACKWARD = {
                 "runs it once (float32 gradients 1-4 ulp off, and the shared backward "
                 "runs once per output); smallest case: y = x.sin(); return y * 3, y * 7"}
 
-#: ``vmap`` of an op with a per-sample 0-d tensor where its ``dim`` rule needs one dimension
-ZERO_DIM_VMAP = {
-    "vmap": "unsupported (a clear error, PyTorch supports it): vmap with per-sample 0-d "
-            "tensors ('the batching rule of <op> needs per-sample tensors of at least one "
-            "dimension', eager/func/batching.py _dim)"}
-
 #: ``vmap`` of a row whose op has no batching rule (``eager.func.RULES``): a clear error
 NO_RULE = False
 
@@ -212,13 +206,12 @@ OP_ROWS = [
     op("softmax", lambda M, x, **k: x.softmax(**k),
        lambda g: [S(g.x(2, 3), dim=1), S(g.x(2, 3, 2), dim=-1), S(g.x(2, 3), dim=0),
                   S(g.x(), dim=0)],
-       numba=True, xfail=ZERO_DIM_VMAP),
+       numba=True),
     op("log_softmax", lambda M, x, **k: x.log_softmax(**k),
-       lambda g: [S(g.x(2, 3), dim=1), S(g.x(2, 3, 2), dim=-2), S(g.x(), dim=-1)],
-       xfail=ZERO_DIM_VMAP),
+       lambda g: [S(g.x(2, 3), dim=1), S(g.x(2, 3, 2), dim=-2), S(g.x(), dim=-1)]),
     op("cumsum", lambda M, x, **k: x.cumsum(**k),
        lambda g: [S(g.x(2, 3), dim=1), S(g.x(2, 3, 2), dim=-3), S(g.x(), dim=0),
-                  S(g.x(0, 2), dim=0)], dtypes=NUMBERS, xfail=ZERO_DIM_VMAP),
+                  S(g.x(0, 2), dim=0)], dtypes=NUMBERS),
     op("cumprod", lambda M, x, **k: x.cumprod(**k),
        lambda g: [S(g.x(2, 3, domain="nonzero"), dim=1),
                   S(g.x(2, 3, domain="nonzero"), dim=-2)], dtypes=NUMBERS),
@@ -282,10 +275,7 @@ OP_ROWS = [
                   S(g.x(3, 4), g.x(4), key=(-1,))]),
     op("index", lambda M, x, *idx, dim: x[(slice(None),) * dim + idx],
        lambda g: [S(g.x(4, 3), g.i(4, 5), dim=0), S(g.x(4, 3), g.i(4, 2, 1), g.i(3, 3), dim=0),
-                  S(g.x(2, 4), g.i(4, 2, 2), dim=1)], dtypes=NUMBERS,
-       xfail={"vmap": "unsupported (a clear error, PyTorch supports it): vmap of x[:, idx] "
-                      "with a batched idx ('index' with a batched index tensor only when the "
-                      "indexed dimensions come first)"}),
+                  S(g.x(2, 4), g.i(4, 2, 2), dim=1)], dtypes=NUMBERS),
     op("index_put_add", lambda M, x, i, w: vjp(M, lambda y: y[i], x, w),
        lambda g: [S(g.x(4, 3), np.array([0, 2, 0, 3]), g.x(4, 3)),
                   S(g.x(4), np.array([[1, 1], [3, 0]]), g.x(2, 2))]),
@@ -293,11 +283,7 @@ OP_ROWS = [
        lambda g: [S(g.x(4, 3), g.x(3), g.perm(4, 2), key=()),
                   S(g.x(3, 4), g.x(2), key=(slice(1, None), 0)),
                   S(g.x(3, 4), g.x(1), g.perm(3, 2), key=(slice(None, 2),))],
-       dtypes=NUMBERS,
-       xfail={"vmap": "y[key] = v inside vmap (no grad) raises TypeError: SetItem.forward() "
-                      "got an unexpected keyword argument 'out' (eager/fn/index.py setitem: "
-                      "batched storage is not an ndarray, so it takes the device branch and "
-                      "calls the CPU forward with out=)"}),
+       dtypes=NUMBERS),
     op("gather", lambda M, x, i, *, dim: M.gather(x, dim, i),
        lambda g: [S(g.x(2, 3), g.i(3, 2, 4), dim=1), S(g.x(3, 2), g.i(3, 2, 2), dim=0),
                   S(g.x(2, 3), g.i(3, 1, 2), dim=-1)], dtypes=NUMBERS),
@@ -372,12 +358,9 @@ OP_ROWS = [
        dtypes=NUMBERS, vmap=False),
     op("diagonal", lambda M, x, **k: M.diagonal(x, **k),
        lambda g: [S(g.x(3, 4), offset=1), S(g.x(2, 3, 3), offset=0, dim1=-2, dim2=-1)],
-       dtypes=NUMBERS, xfail={"vmap": "gradients through vmap(diagonal) raise: diagonal "
-                                      "has a batching rule but its backward op, "
-                                      "diagonal_scatter, has none (eager/func/batching.py "
-                                      "RULES)"}),
+       dtypes=NUMBERS),
     op("diagonal_scatter", lambda M, x, **k: M.diag_embed(x, **k),
-       lambda g: [S(g.x(3)), S(g.x(2, 2), offset=1)], dtypes=NUMBERS, vmap=False),
+       lambda g: [S(g.x(3)), S(g.x(2, 2), offset=1)], dtypes=NUMBERS),
     op("inv", lambda M, a: M.linalg.inv(a),
        lambda g: [S(_wc(g, 3, 3)), S(_wc(g, 2, 2, 2))], vmap=False),
     op("lu_info", lambda M, a: M.linalg.inv_ex(a).info,
@@ -418,10 +401,7 @@ OP_ROWS = [
                   S(g.x(3, 4), np.array([0, 1, 3]), ignore_index=1),
                   S(g.x(4, 3), np.array([0, 1, 2, 1]), g.f(3, domain="positive"),
                     ignore_index=1, nograd=(2,)),
-                  S(g.x(2, 3, 2), g.i(3, 2, 2), reduction="none")], numba=True,
-       xfail={"vmap": "F.nll_loss inside vmap with a weight, reduction='none' or (N, C, d) "
-                      "input raises AttributeError: 'Batched' object has no attribute 'min' "
-                      "(eager/nn/fn/loss.py _needs_mask reads the batched target's values)"}),
+                  S(g.x(2, 3, 2), g.i(3, 2, 2), reduction="none")], numba=True),
     op("nll_loss_grad",
        lambda M, x, t, w, **k: vjp(M, lambda y: M.nn.functional.nll_loss(y, t, **k), x, w),
        lambda g: [S(g.x(3, 4), g.i(4, 3), g.x()),

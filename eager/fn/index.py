@@ -16,7 +16,7 @@ import numpy as np
 
 from .._state import STATE
 from ..construct import tensor
-from ..dispatch import dispatch, implementation
+from ..dispatch import STORAGE_RULES, dispatch, implementation
 from ..dtypes import is_float as _isf
 from ..inplace import inplace
 from ..ops import index as _ix
@@ -279,13 +279,18 @@ def setitem(self: Tensor, key, value) -> None:
         v = _tensor(value, dtype=self._data.dtype)
     v_rg = isinstance(v, Tensor) and v.requires_grad
     grad = STATE.grad_enabled and (self.requires_grad or v_rg)
-    if STATE.tracer is None and not grad and type(self._data) is not np.ndarray:
+    # a direct write unless recorded, differentiated, or on storage running ops through
+    # rules of its own (vmap's batched tensors: the functional op through dispatch,
+    # written back as any in-place op is)
+    direct = STATE.tracer is None and not grad and not (
+        STORAGE_RULES and _wrapped(self, v, idx))
+    if direct and type(self._data) is not np.ndarray:
         implementation(_ix.SetItem, self.device.type)(self._data, v._data if isinstance(
             v, Tensor) else v, None if idx is None else idx._data, key=bkey, dims=dims,
             out=self._data)
         self._version[0] += 1
         return
-    if STATE.tracer is None and not grad:
+    if direct:
         _ix.assign(self._data, bkey, None if idx is None else idx._data, dims,
                    v._data if isinstance(v, Tensor) else v)
         ver = self._version
@@ -297,6 +302,12 @@ def setitem(self: Tensor, key, value) -> None:
                            "in-place operation.")
     result = dispatch(_ix.SetItem, self, v, idx, key=bkey, dims=dims)
     inplace(self, result, "setitem")
+
+
+def _wrapped(*ts) -> bool:
+    """Whether a tensor among ``ts`` (None and Python scalars are skipped) has wrapping
+    storage (:data:`eager.dispatch.STORAGE_RULES`)."""
+    return any(type(t._data) in STORAGE_RULES for t in ts if isinstance(t, Tensor))
 
 
 __getitem__ = getitem

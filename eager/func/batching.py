@@ -40,6 +40,7 @@ from ..dispatch import (
     register_storage_rule,
 )
 from ..ops.base import OPS, Op
+from ..ops.index import adv_shape, check_bounds, value_shape
 from ..ops.loss import _targets
 
 _ndarray = np.ndarray
@@ -219,12 +220,15 @@ def _dims(op, vals, bat, size, params):
 
 
 def _dim(op, vals, bat, size, params):
-    """One tensor argument, ``dim`` one non-negative int (softmax, cumsum...)."""
-    if vals[0].ndim == 1:
-        raise RuntimeError(f"vmap: the batching rule of '{op.name}' needs per-sample tensors "
-                           "of at least one dimension")
+    """One tensor argument, ``dim`` one non-negative int (softmax, cumsum...).  A per-sample
+    0-d tensor (``dim`` 0, as the op takes it outside vmap) runs as one of shape ``(1,)``,
+    which the op treats alike."""
+    a = vals[0]
     params["dim"] = params["dim"] + 1
-    return run(op, vals[0], **params)
+    if a.ndim == 1:
+        out = run(op, run("reshape", a, shape=(size, 1)), **params)
+        return run("reshape", out, shape=(size,))
+    return run(op, a, **params)
 
 
 def _dims_param(name):
@@ -269,8 +273,11 @@ def _basic_scatter(op, vals, bat, size, params):
 
 
 def _diagonal(op, vals, bat, size, params):
+    """diagonal and its adjoint diagonal_scatter (whose ``shape`` gets the batch size)."""
     params["dim1"] += 1
     params["dim2"] += 1
+    if "shape" in params:
+        params["shape"] = (size,) + tuple(params["shape"])
     return run(op, vals[0], **params)
 
 
@@ -382,29 +389,107 @@ def _sample_index(idx, size):
     return run("cat", ar, idx, dim=0)
 
 
+def _index_layout(n, dims, s):
+    """The permutations of the general advanced-indexing rule for a per-sample tensor of
+    rank ``n`` indexed at ``dims`` by index arrays of rank ``s``: ``into`` moves the indexed
+    dimensions to the front, after the batch dimension (physical ``(B, *I, *rest)``); the
+    indexed result is then ``(B, *S, *rest)`` and ``out`` takes it to the per-sample
+    result's layout (NumPy's and PyTorch's rule: the index dimensions replace adjacent
+    indexed dimensions in place, else they come first)."""
+    order = tuple(dims) + tuple(d for d in range(n) if d not in dims)
+    into = (0,) + _shift(order)
+    d0 = dims[0] if _adjacent(dims) else 0
+    r = n - len(dims)
+    out = ((0,) + tuple(s + 1 + i for i in range(d0)) + tuple(range(1, s + 1))
+           + tuple(s + 1 + i for i in range(d0, r)))
+    return into, out
+
+
+def _inverse(perm):
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return tuple(inv)
+
+
+def _permute_if(a, perm):
+    return a if perm == tuple(range(len(perm))) else run("permute", a, dims=perm)
+
+
+def _sample_idx(idx, bi, size, dims, shape):
+    """The packed index ``(k + 1, B, *S)`` with the sample number first, for a batched or
+    unbatched packed index; its bounds checked first against the per-sample ``shape``
+    (PyTorch's message: the sample number is no indexed dimension)."""
+    if type(idx) is _ndarray:   # (nested vmap: the op checks, counting the sample number)
+        check_bounds(np.moveaxis(idx, 0, 1) if bi else idx, dims, shape)
+    return _sample_index(idx if bi else _expand_batch(idx, size), size)
+
+
 def _index(op, vals, bat, size, params):
     """Advanced indexing ``a[..., idx at dims]`` (packed index ``(k, *S)``) and its
-    adjoint ``index_put_add``: index dimensions must be adjacent; with a batched index,
-    they must start at dimension 0 (``x[idx]``, an embedding lookup)."""
+    adjoint ``index_put_add``.  An unbatched index at adjacent dimensions indexes the
+    batched value at the shifted dimensions; otherwise (a batched index, or dimensions
+    apart) the indexed dimensions move to the front and each sample's number joins the
+    index (:func:`_index_layout`)."""
     a, idx = vals[0], vals[1]
-    dims = params["dims"]
-    if not _adjacent(dims):
-        raise RuntimeError(f"vmap: '{op.name}' with index tensors at non-adjacent dimensions "
-                           f"{dims} is not supported inside vmap")
-    if "shape" in params:
-        params["shape"] = (size,) + tuple(params["shape"])
-    if not bat[1]:
-        if not bat[0]:
-            a = _expand_batch(a, size)
-        params["dims"] = _shift(dims)
-        return run(op, a, idx, **params)
-    if dims[0] != 0:
-        raise RuntimeError(f"vmap: '{op.name}' with a batched index tensor is supported inside "
-                           "vmap only when the indexed dimensions come first (x[idx])")
+    bi = bat[1]
+    dims = tuple(params["dims"])
+    shape = params.get("shape")
     if not bat[0]:
         a = _expand_batch(a, size)
-    params["dims"] = (0,) + _shift(dims)
-    return run(op, a, _sample_index(idx, size), **params)
+    if not bi and _adjacent(dims):
+        params["dims"] = _shift(dims)
+        if shape is not None:
+            params["shape"] = (size,) + tuple(shape)
+        return run(op, a, idx, **params)
+    s = idx.ndim - (2 if bi else 1)
+    n = len(shape) if shape is not None else a.ndim - 1
+    into, out = _index_layout(n, dims, s)
+    sidx = _sample_idx(idx, bi, size, dims, tuple(shape) if shape is not None
+                       else tuple(a.shape[1:]))
+    front = tuple(range(len(dims) + 1))
+    if shape is None:     # index: a (B, *shape) -> (B, *result)
+        return _permute_if(run(op, run("permute", a, dims=into), sidx, dims=front), out)
+    # index_put_add: a is the gradient, (B, *result)
+    g = _permute_if(a, _inverse(out))
+    pshape = tuple((size,) + tuple(shape))
+    placed = run(op, g, sidx, shape=tuple(pshape[p] for p in into), dims=front)
+    return run("permute", placed, dims=_inverse(into))
+
+
+def _set_item(op, vals, bat, size, params):
+    """``x[key][idx at dims] = value`` per sample (the functional ``set_item``): the key
+    gets the batch dimension's full slice; an unbatched index at adjacent dimensions writes
+    at the shifted dimensions, otherwise the indexed region is written as
+    :func:`_index` reads it (indexed dimensions first, the sample number in the index) and
+    the region goes back in place.  ``value`` is given the per-sample region's shape
+    first (PyTorch's broadcasting and errors, on the per-sample shapes)."""
+    x, value, idx = vals
+    bx, bv, bi = bat
+    key, dims = tuple(params["key"]), tuple(params["dims"])
+    if not bx:
+        x = _expand_batch(x, size)
+    full = ((None, None, None),) + key
+    region = tuple(run("basic_index", x, key=full).shape[1:])
+    if idx is None:
+        tshape = region
+    else:
+        tshape = adv_shape(region, tuple(idx.shape[2:] if bi else idx.shape[1:]), dims)
+    if hasattr(value, "ndim"):   # a Python scalar broadcasts as it is
+        vs = value_shape(tuple(value.shape[1:] if bv else value.shape), tshape,
+                         idx is not None)
+        value = run("reshape", value, shape=(size if bv else 1,)
+                    + (1,) * (len(tshape) - len(vs)) + vs)
+    if idx is None or (not bi and _adjacent(dims)):
+        return run(op, x, value, idx, key=full, dims=_shift(dims))
+    s = idx.ndim - (2 if bi else 1)
+    into, out = _index_layout(len(region), dims, s)
+    if hasattr(value, "ndim"):
+        value = _permute_if(value, _inverse(out))
+    view = run("permute", run("basic_index", x, key=full), dims=into)
+    written = run(op, view, value, _sample_idx(idx, bi, size, dims, region), key=(),
+                  dims=tuple(range(len(dims) + 1)))
+    return run(op, x, run("permute", written, dims=_inverse(into)), None, key=full, dims=())
 
 
 def _nll_rows(logp, target, size, bat):
@@ -531,12 +616,12 @@ RULES: dict = {
     "flip": _dims_param("dims"), "expand": _expand, "sum_to": _sum_to,
     "repeat": _repeat, "roll": _roll,
     "basic_index": _basic_index, "basic_scatter": _basic_scatter,
-    "diagonal": _diagonal, "tril": _last_dims, "triu": _last_dims,
+    "diagonal": _diagonal, "diagonal_scatter": _diagonal, "tril": _last_dims, "triu": _last_dims,
     "cat": _concat, "stack": _concat,
     "gather": _gather_like, "scatter": _gather_like, "scatter_add": _gather_like,
     "masked_fill": _masked_fill,
     "pick_along_dim": _along_dim, "place_along_dim": _along_dim,
-    "index": _index, "index_put_add": _index,
+    "index": _index, "index_put_add": _index, "set_item": _set_item,
     "nll_loss": _nll_loss, "nll_loss_grad": _nll_loss_grad,
     # in-place writes into batched storage (``dispatch.copy_into``, not an op)
     "copy_": _copy_into,

@@ -334,10 +334,30 @@ class Neg(Elementwise):
         return f"-{a.name}", a.dtype if a.dtype.kind == "f" else I64
 
 
+def _bool_refused(kernel: str) -> NotImplementedError:
+    """PyTorch's error for a kernel without a bool loop (``kernel``: its name, e.g.
+    ``abs_cpu``)."""
+    return NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
+def same_no_bool(name: str):
+    """The input's dtype, bool refused (the dtype rule of ops PyTorch has no bool kernel
+    for; the error names the op, as the rule does not know the device)."""
+    def out_dtype(a, *args, **params):
+        if a.dtype == BOOL:
+            raise _bool_refused(name)
+        return a.dtype
+    return out_dtype
+
+
 class Abs(Elementwise):
+    """``abs``; bool is refused (PyTorch: ``"abs_cpu" not implemented for 'Bool'``)."""
     saves = (0,)
+    out_dtype = same_no_bool("abs")
 
     def forward(a):
+        if a.dtype == BOOL:
+            raise _bool_refused("abs_cpu")
         return np.abs(a)
 
     def backward(F, g, saved, node):
@@ -345,8 +365,7 @@ class Abs(Elementwise):
 
     def scalar(S, args, p, out):
         a = args[0]
-        if a.dtype == BOOL:
-            return a.name, BOOL
+        S.need(a.dtype != BOOL)
         return f"abs({a.name})", a.dtype if a.dtype.kind == "f" else I64
 
 

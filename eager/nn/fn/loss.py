@@ -7,7 +7,7 @@ import warnings
 
 from ..._state import STATE
 from ...amp.autocast_mode import cast_inputs as _autocast
-from ...dispatch import dispatch
+from ...dispatch import dispatch, unwrap_storage
 from ...dtypes import is_float as _isf
 from ...fn import elementwise as _ew
 from ...fn import reduce as _red
@@ -499,10 +499,12 @@ def _prob_target_loss(logp, target, weight, reduction, label_smoothing):
 def _needs_mask(target, C: int, ignore_index: int) -> bool:
     """Whether some target equals ``ignore_index`` (masking needed).  Checks bounds as it
     goes.  While a tracer records, the answer is always yes: the masked form is right for
-    any data, so the recording does not depend on this batch's targets."""
+    any data, so the recording does not depend on this batch's targets.  Inside vmap the
+    targets of every sample are read (the physical values under the batched storage): one
+    answer for the whole batch, the masked form if any sample needs it."""
     if STATE.tracer is not None:
         return True
-    t = target._data
+    t = unwrap_storage(target._data)
     if t.size == 0:
         return False
     lo, hi = t.min(), t.max()
