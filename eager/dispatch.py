@@ -178,9 +178,9 @@ def _half_forward(op, args, arrays, params):
 # -- devices other than the CPU ----------------------------------------------------------
 
 #: device type -> {op class: implementation(*storages, **params) -> storage}; each device's
-#: table is filled by its eager package when the device is first used (eager.cuda.ops)
+#: table is filled by its module ``eager.<type>.ops`` (eager/cuda/ops.py), imported when the
+#: device is first used
 IMPLS: dict = {}
-_LOADERS = {"cuda": "eager.cuda.ops"}
 
 
 def implementation(op, device_type: str):
@@ -189,7 +189,8 @@ def implementation(op, device_type: str):
         return op.forward
     table = IMPLS.get(device_type)
     if table is None:
-        importlib.import_module(_LOADERS[device_type])
+        runtime_device.get(device_type)   # PyTorch's error for a name that is no device
+        importlib.import_module(f"eager.{device_type}.ops")
         table = IMPLS[device_type]
     fn = table.get(op)
     if fn is None:

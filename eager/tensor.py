@@ -423,9 +423,9 @@ class device:
         if isinstance(spec, device):
             spec, index = spec.type, spec.index
         kind, _, idx = str(spec).partition(":")
-        if kind not in ("cpu", "cuda"):
-            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device "
-                               f"string: {spec}")
+        if kind not in _runtime_device.types():   # the packages in runtime/
+            raise RuntimeError(f"Expected one of {', '.join(_runtime_device.types())} device "
+                               f"type at start of device string: {spec}")
         self.type = kind
         self.index = int(idx) if idx else index
 

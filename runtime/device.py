@@ -7,19 +7,23 @@ kernels can fuse.  Ops own everything op-specific (their maths, dtype rule and s
 expression), so a device differs from another only by this object.
 
 Devices are found by type name (``"cpu"``, ``"cuda"``) with :func:`get`, or from a
-tensor's storage with :func:`of`.  Each lives in its own package (``runtime/cpu``,
-``runtime/cuda``), imported on first use: importing this module imports no device
-library, so the CPU never needs ``numba-cuda``.
+tensor's storage with :func:`of`.  The name is the convention: every package
+``runtime/<type>/`` is a device, and its ``DEVICE`` attribute is that device, imported on
+first use (importing this module imports no device library, so the CPU never needs
+``numba-cuda``).  Eager's table of what each op does there is ``eager/<type>/ops.py``
+(:func:`eager.dispatch.implementation`), its compiled backend
+``compiler/codegen/numba_<type>.py``: docs/ARCHITECTURE-devices.md lists a device's files.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 
 import numpy as np
 
-#: device type -> the module whose ``DEVICE`` attribute is that device
-_MODULES = {"cpu": "runtime.cpu", "cuda": "runtime.cuda"}
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_TYPES: tuple = ()
 _LOADED: dict = {}
 _BY_STORAGE: dict = {}
 
@@ -109,24 +113,40 @@ class Device:
         return f"<device {self.type}>"
 
 
-def get(type_name: str) -> Device:
-    """The device of a type name (``"cpu"``, ``"cuda"``; an index suffix is ignored).
+def types() -> tuple:
+    """The device type names: the packages in ``runtime/`` (the CPU first, as PyTorch lists
+    them), found without importing any."""
+    global _TYPES
+    if not _TYPES:
+        found = sorted(n for n in os.listdir(_HERE)
+                       if os.path.isfile(os.path.join(_HERE, n, "__init__.py")))
+        _TYPES = tuple(sorted(found, key=lambda n: n != "cpu"))
+    return _TYPES
 
-    Raises RuntimeError for a name that is no device, or one whose support library is
-    not installed (CUDA needs ``pip install -e ".[cuda]"``)."""
+
+def get(type_name: str) -> Device:
+    """The device of a type name (``"cpu"``, ``"cuda"``; an index suffix is ignored):
+    ``runtime.<type>.DEVICE``.
+
+    Raises RuntimeError for a name that is no device (PyTorch's text for a bad device
+    string), or one whose support library is not installed (CUDA needs
+    ``pip install -e ".[cuda]"``)."""
     name = str(type_name).partition(":")[0]
     dev = _LOADED.get(name)
     if dev is not None:
         return dev
-    mod = _MODULES.get(name)
-    if mod is None:
-        raise RuntimeError(f"Expected one of {', '.join(_MODULES)} device type at start of "
+    if name not in types():
+        raise RuntimeError(f"Expected one of {', '.join(types())} device type at start of "
                            f"device string: {type_name}")
     try:
-        dev = importlib.import_module(mod).DEVICE
+        module = importlib.import_module(f"{__package__}.{name}")
     except ImportError as e:
         raise RuntimeError(f"the {name} device needs a package that is not installed "
                            f"({e}); for CUDA: pip install -e \".[cuda]\"") from e
+    dev = getattr(module, "DEVICE", None)
+    if not isinstance(dev, Device) or dev.type != name:
+        raise RuntimeError(f"runtime/{name}/ defines no device: its DEVICE must be the "
+                           f"runtime.device.Device of type {name!r}")
     register(dev)
     return dev
 

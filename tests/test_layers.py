@@ -28,11 +28,10 @@ PACKAGES = ("eager", "compiler", "runtime")
 ALLOWED_IN_FUNCTIONS = {
     ("eager", "compiler"): "eager.compile and eager.compiler are lazy aliases: importing "
                            "eager never imports the compiler",
-    ("compiler.codegen", "compiler.codegen.numba_cpu"): "imports numba (about 0.5 s) only "
-                                                       "when a kernel is first built",
-    ("compiler.codegen", "compiler.codegen.numba_cuda"): "imports numba-cuda, an optional "
-                                                        "dependency (the cuda extra)",
 }
+# (compiler.codegen finds a device's backend, compiler/codegen/numba_<type>.py, by name at
+# the first build, as dispatch finds eager/<type>/ops.py and runtime.device runtime/<type>/:
+# numba and numba-cuda load only then, and no import statement names a device.)
 
 
 def _module_name(path: str) -> str:

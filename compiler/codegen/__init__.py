@@ -5,13 +5,38 @@ input arrays to get the output arrays (raises :class:`~compiler.ir.GuardFailed` 
 branch guard sees another outcome).  ``backend="eager"`` interprets the graph with
 ``run_graph``; ``backend="python"`` generates straight-line Python calling each op's
 forward (at the program's first call); ``backend="numba"`` adds fused Numba kernels for
-the graph's device (see :mod:`.numba_cpu` and :mod:`.numba_cuda`).
+the graph's device: ``compiler/codegen/numba_<device type>.py`` builds them (its
+``program(graph, inplace=...)``; :mod:`.numba_cpu`, :mod:`.numba_cuda`), found by that name
+and imported at the first build for the device (numba, and a device's own library such as
+numba-cuda, load only then).
 """
 
 from __future__ import annotations
 
+import importlib
+
 from ..ir import Graph, graph_device, run_graph
 from .pysource import CompiledGraph, lazy_python_program
+
+#: device type -> ``program(graph, inplace=...)`` of its numba backend, loaded on first use
+_PROGRAMS: dict = {}
+
+
+def numba_backend(device_type: str):
+    """The ``program`` builder of ``compiler.codegen.numba_<device_type>`` (imported on the
+    first build for that device); NotImplementedError for a device without one."""
+    build = _PROGRAMS.get(device_type)
+    if build is None:
+        name = f"{__name__}.numba_{device_type}"
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name != name:
+                raise
+            raise NotImplementedError(f"the {device_type} device has no compiled backend "
+                                      f"(compiler/codegen/numba_{device_type}.py)") from None
+        build = _PROGRAMS[device_type] = module.program
+    return build
 
 
 def compile_graph(graph: Graph, backend: str = "numba", inplace=None) -> CompiledGraph:
@@ -23,11 +48,7 @@ def compile_graph(graph: Graph, backend: str = "numba", inplace=None) -> Compile
     if backend == "python":
         return lazy_python_program(graph, inplace)
     if backend == "numba":
-        if graph_device(graph) == "cuda":
-            from .numba_cuda import cuda_program
-            return cuda_program(graph, inplace=inplace)
-        from .numba_cpu import numba_program
-        return numba_program(graph, inplace=inplace, native=True)
+        return numba_backend(graph_device(graph))(graph, inplace=inplace)
     raise ValueError(f"unknown backend {backend!r}; expected 'numba', 'python' or 'eager'")
 
 

@@ -6,7 +6,7 @@ sum/mean/amax/amin over trailing dimensions fold into the group that computes th
 input), writes each group's scalar core (:mod:`.core`, the ops' scalar expressions with
 the CUDA math table) and lowers the group to a call that launches it in the grid-stride
 or block-reduction template (:mod:`runtime.cuda.templates`, through
-:func:`eager.cuda.ops.run_core`, the launcher eager's one-op kernels use too).  Kernel
+:func:`runtime.cuda.launch.run_core`, the launcher eager's one-op kernels use too).  Kernel
 variants for contiguous or strided operands are picked per call, so the program is
 right for any layout of its inputs.  Values stay on the GPU: only a branch guard copies
 its one scalar to the host.
@@ -14,8 +14,8 @@ its one scalar to the host.
 
 from __future__ import annotations
 
-from eager.cuda import ops as cuda_ops
 from runtime import device as runtime_device
+from runtime.cuda import launch
 
 from ..ir import Graph, Node
 from ..passes.fusion import FusedElementwise, FusedReduction, fuse
@@ -52,11 +52,11 @@ class _FusedCall:
 
     def __call__(self, *operands):
         if self.reduce:
-            return cuda_ops.run_reduce_core(self.core, self.value, list(operands), self.loop,
-                                            self.n_reduced, self.kind, self.src_dtype,
-                                            self.out_dtype, self.out_shape, self.doc)
-        outs = cuda_ops.run_core(self.core, self.out_vars, list(operands), self.out_dtypes,
-                                 self.loop, self.doc)
+            return launch.run_reduce_core(self.core, self.value, list(operands), self.loop,
+                                          self.n_reduced, self.kind, self.src_dtype,
+                                          self.out_dtype, self.out_shape, self.doc)
+        outs = launch.run_core(self.core, self.out_vars, list(operands), self.out_dtypes,
+                              self.loop, self.doc)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
 
@@ -98,3 +98,9 @@ def cuda_program(graph: Graph, name: str = "graph", *, inplace=None,
         nodes.append(n)
     prog = python_program(Graph(fused.inputs, nodes, fused.outputs), name)
     return CompiledGraph(prog.fn, prog._source, kernels)
+
+
+def program(graph: Graph, *, inplace=None) -> CompiledGraph:
+    """The numba backend's program for a CUDA graph (:func:`compiler.codegen.compile_graph`
+    finds it by the device's name)."""
+    return cuda_program(graph, inplace=inplace)

@@ -31,19 +31,11 @@ The source computes what eager computes on arrays of the same dtypes:
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from runtime.source import BOOL, F32, F64, I64, cast, literal  # noqa: F401 (re-exported)
+
 from ..dtypes import result_type
-
-F32 = np.dtype(np.float32)
-F64 = np.dtype(np.float64)
-I64 = np.dtype(np.int64)
-BOOL = np.dtype(np.bool_)
-
-_NP_NAME = {np.dtype(t): f"np.{np.dtype(t).name}" for t in
-            (np.uint8, np.int8, np.int16, np.int32, np.int64, np.float32, np.float64)}
 
 
 class Unsupported(Exception):
@@ -73,38 +65,7 @@ class Arg:
         return self.value if self.is_lit else self
 
 
-# -- literals and casts ------------------------------------------------------------------
-
-def literal(x, dtype: np.dtype) -> str:
-    """Source for the Python scalar ``x`` converted to ``dtype`` as NumPy does (NEP 50)."""
-    dtype = np.dtype(dtype)
-    if dtype == BOOL:
-        return "True" if bool(x) else "False"
-    if dtype.kind == "f":
-        v = float(x)
-        if math.isnan(v):
-            text = "np.nan"
-        elif math.isinf(v):
-            text = "np.inf" if v > 0 else "-np.inf"
-        else:
-            text = repr(v)
-        return text if dtype == F64 else f"{_NP_NAME[dtype]}({text})"
-    v = int(x)
-    # an out-of-range weak int raises in NumPy, so eager never traced one: keep it exact
-    return str(v) if dtype == I64 and v >= 0 else f"{_NP_NAME[dtype]}({v})"
-
-
-def cast(expr: str, src: np.dtype, dst: np.dtype) -> str:
-    """Source converting the scalar ``expr`` of dtype ``src`` to ``dst`` (as ``astype``)."""
-    if src == dst:
-        return expr
-    if dst == BOOL:
-        return f"({expr} != 0)"
-    if dst.kind in "iu" and src.kind == "f" and dst != I64:
-        # float -> narrow int: through int64, then wrap (what NumPy's C cast does on x86)
-        return f"{_NP_NAME[dst]}(np.int64({expr}))"
-    return f"{_NP_NAME[dst]}({expr})"
-
+# -- literals and casts (runtime.source: literal, cast) -----------------------------------
 
 def floating(dt: np.dtype) -> np.dtype:
     return dt if dt.kind == "f" else F32

@@ -1,0 +1,321 @@
+"""CUDA launchers: each builds (or finds) the kernel module for its arguments' layout and
+dtypes and launches it on :class:`~runtime.cuda.array.CudaArray` storage.
+
+Eager's CUDA op table (:mod:`eager.cuda.ops`) and the compiler's fused kernels
+(:mod:`compiler.codegen.numba_cuda`) both launch through here: :func:`run_core` evaluates a
+scalar core (an op's scalar expression, or a fused group's) in the grid-stride template,
+:func:`run_reduce_core` folds one into the block-reduction template
+(:mod:`.templates`); the others launch the hand-written kernels of :mod:`.kernels` (GEMM,
+random numbers, NLL, gathers and scatters, scans, half conversions).  No launcher knows an
+op: arguments are storage, shapes and plain values, and what they mean for an op (its
+errors, its composition) is the op table's.  Each compiled module is cached per source
+key here (and by source text in :mod:`runtime.cache`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..source import I64, cast, literal
+from . import DEVICE as DEV
+from . import kernels as K
+from . import templates
+from .array import CudaArray
+
+#: key -> compiled kernel module (one per core and operand layout, or per kernel source)
+KERNELS: dict = {}
+
+
+def module(key, make):
+    """The kernel module for ``key``, loaded from the source ``make()`` on first use."""
+    mod = KERNELS.get(key)
+    if mod is None:
+        mod = KERNELS[key] = DEV.load(make())
+    return mod
+
+
+# -- generated kernels: a scalar core in the grid-stride or block-reduction template ------
+
+def run_core(core, out_vars, operands, out_dtypes, shape, doc="", outs=None) -> list:
+    """Evaluate a scalar core (lines reading ``a0, a1, ..``) at every element of ``shape``
+    on the GPU: ``operands`` are CUDA arrays (broadcast to ``shape``) or Python scalars
+    (weak scalar arguments); returns one new contiguous array per ``out_vars`` entry (or
+    writes into ``outs``).  One kernel per (core, operand layout), cached."""
+    shape = tuple(shape)
+    flat_in, scalars, kargs = [], [], []
+    for a in operands:
+        if isinstance(a, CudaArray):
+            flat = a.shape == shape and a.is_contiguous
+            kargs += [a.base, a.offset] + ([] if flat else [a.broadcast_to(shape).estrides])
+            flat_in.append(flat)
+            scalars.append(False)
+        else:
+            kargs.append(a)
+            flat_in.append(True)
+            scalars.append(True)
+    if outs is None:
+        outs = [CudaArray.empty(shape, dt) for dt in out_dtypes]
+    flat_out = [o.is_contiguous for o in outs]
+    for o, flat in zip(outs, flat_out):
+        kargs += [o.base, o.offset] + ([] if flat else [o.estrides])
+    key = (core, tuple(out_vars), tuple(flat_in), tuple(scalars), tuple(flat_out), len(shape))
+    mod = KERNELS.get(key)
+    if mod is None:
+        source = templates.elementwise_source(list(core), list(out_vars), flat_in, flat_out,
+                                              len(shape), doc, scalars=scalars)
+        mod = KERNELS[key] = DEV.load(source)
+    n = int(np.prod(shape)) if shape else 1
+    if n:
+        blocks, threads = DEV.grid(n)
+        DEV.launch(mod, "kernel", blocks, threads, kargs + [shape, n])
+    return outs
+
+
+_ACC = {"f": ("float64", "0.0"), "i": ("int64", "0"), "u": ("int64", "0"), "b": ("int64", "0")}
+
+
+def reduction_spec(kind: str, src: np.dtype, out: np.dtype):
+    """(accumulator type, init, combine, final) as :func:`.templates.reduce_source` takes
+    them for ``kind`` (sum, mean, prod, any, all, amax, amin): sums and products in
+    float64/int64, max/min NaN-propagating like NumPy."""
+    if kind in ("sum", "mean"):
+        acc, init = _ACC[src.kind]
+        x = "np.float64({x})" if src.kind == "f" else "np.int64({x})"
+        final = "{acc} / {count}" if kind == "mean" else "{acc}"
+        final = cast(f"({final})", np.dtype(acc), out)
+        return acc, init, "{acc} + " + x, final
+    if kind == "prod":   # float64 / int64 (wrapping, as NumPy's int64 product)
+        acc = _ACC[src.kind][0]
+        x = "np.float64({x})" if src.kind == "f" else "np.int64({x})"
+        one = "1.0" if src.kind == "f" else "1"
+        return acc, one, "{acc} * " + x, cast("({acc})", np.dtype(acc), out)
+    if kind in ("any", "all"):   # 0/1 in int64 (NaN counts as true, as NumPy)
+        if kind == "any":
+            combine = "({acc} if {x} == 0 else np.int64(1))"
+        else:
+            combine = "(np.int64(0) if {x} == 0 else {acc})"
+        final = "({acc} != 0)" if out.kind == "b" else "np.uint8({acc})"
+        return "int64", "np.int64(0)" if kind == "any" else "np.int64(1)", combine, final
+    big = kind == "amax"
+    if src.kind == "f":
+        init = literal(-math.inf if big else math.inf, src)
+        cmp = ">" if big else "<"
+        return src.name, init, f"({{acc}} if ({{acc}} {cmp} {{x}} or {{acc}} != {{acc}}) " \
+                               f"else {{x}})", "{acc}"
+    info = np.iinfo(src) if src.kind != "b" else None
+    init = literal((info.min if big else info.max) if info else (not big), src)
+    cmp = ">" if big else "<"
+    return ("int64" if src.kind != "b" else "bool_"), init, \
+        f"({{x}} if {{x}} {cmp} {{acc}} else {{acc}})", cast("{acc}", I64, out) \
+        if src.kind != "b" else "{acc}"
+
+
+def run_reduce_core(core, value, operands, loop_shape, n_reduced, kind, src_dtype, out_dtype,
+                    out_shape, doc="") -> CudaArray:
+    """Reduce the core's ``value`` (of ``src_dtype``) over the last ``n_reduced``
+    dimensions of ``loop_shape`` with ``kind``: one block per kept element."""
+    loop_shape = tuple(loop_shape)
+    out_dtype, src_dtype = np.dtype(out_dtype), np.dtype(src_dtype)
+    split = len(loop_shape) - n_reduced
+    rows = int(np.prod(loop_shape[:split])) if split else 1
+    m = int(np.prod(loop_shape[split:])) if n_reduced else 1
+    flat_in, kargs = [], []
+    for x in operands:
+        flat = x.shape == loop_shape and x.is_contiguous
+        kargs += [x.base, x.offset] + ([] if flat else [x.broadcast_to(loop_shape).estrides])
+        flat_in.append(flat)
+    key = ("reduce", tuple(core), value, kind, src_dtype.char, out_dtype.char,
+           len(loop_shape), tuple(flat_in))
+    mod = KERNELS.get(key)
+    if mod is None:
+        acc, init, combine, final = reduction_spec(kind, src_dtype, out_dtype)
+        source = templates.reduce_source(list(core), value, flat_in, len(loop_shape), init,
+                                         combine, final, acc, DEV.reduce_threads, doc=doc)
+        mod = KERNELS[key] = DEV.load(source)
+    out = CudaArray.empty((rows,), out_dtype)
+    if rows:
+        DEV.launch(mod, "kernel", min(rows, DEV.max_blocks), DEV.reduce_threads,
+                   kargs + [out.base, loop_shape or (1,), rows, m])
+    return out.reshape(out_shape)
+
+
+def argreduce(src: CudaArray, rows: int, m: int, largest: bool) -> CudaArray:
+    """The index of the largest (smallest) of each of the ``rows`` rows of ``m`` elements
+    of the contiguous float64 or int64 ``src``: a (rows,) int64 array."""
+    dtype = src.dtype.name
+    mod = module(("arg", largest, dtype),
+                 lambda: K.argreduce_source(DEV.reduce_threads, dtype, largest))
+    out = CudaArray.empty((rows,), I64)
+    DEV.launch(mod, "kernel", min(rows, DEV.max_blocks), DEV.reduce_threads,
+               [src.base, out.base, rows, m])
+    return out
+
+
+def scan(kind: str, y: CudaArray, rows: int, m: int, reverse: bool) -> None:
+    """Scan (``kind``: "sum", "prod", "lse") each of the ``rows`` rows of ``m`` elements of
+    the contiguous ``y`` in place, one row per thread."""
+    if not rows:
+        return
+    mod = module(("scan", kind, y.dtype.char), lambda: K.scan_source(kind, y.dtype.name))
+    blocks, threads = DEV.grid(rows)
+    DEV.launch(mod, "kernel", blocks, threads, [y.base, rows, m, bool(reverse)])
+
+
+# -- matmul: the tiled GEMM -------------------------------------------------------------
+
+def gemm(a3: CudaArray, b3: CudaArray, bias: CudaArray | None = None) -> CudaArray:
+    """``a3 @ b3`` for (B|1, M, K) and (B|1, K, N) float views of one dtype (+ ``bias``
+    over N): a new contiguous (B, M, N) array."""
+    dt = a3.dtype
+    B = max(a3.shape[0], b3.shape[0])
+    M, Kd, N = a3.shape[1], a3.shape[2], b3.shape[2]
+    sa = (0 if a3.shape[0] == 1 else a3.estrides[0],) + a3.estrides[1:]
+    sb = (0 if b3.shape[0] == 1 else b3.estrides[0],) + b3.estrides[1:]
+    mod = module(("gemm", dt.char, bias is not None),
+                 lambda: K.gemm_source(DEV.tile, dt.name, bias is not None))
+    out = CudaArray.empty((B, M, N), dt)
+    t = DEV.tile
+    args = [a3.base, a3.offset, sa, b3.base, b3.offset, sb, out.base]
+    if bias is not None:
+        args += [bias.base, bias.offset, bias.estrides[0] if bias.ndim else 0]
+    if B and M and N:
+        DEV.launch(mod, "kernel", (-(-N // t), -(-M // t), B), (t, t), args + [M, N, Kd])
+    return out
+
+
+# -- the NLL loss --------------------------------------------------------------------------
+
+def _nll_module():
+    return module("nll", lambda: K.nll_source(DEV.reduce_threads))
+
+
+def nll_loss(logp: CudaArray, target: CudaArray, ignore_index: int, mean: bool) -> CudaArray:
+    """The NLL loss of (N, C) log-probabilities at (N,) targets: a 0-d array."""
+    out = CudaArray.empty((), logp.dtype)
+    DEV.launch(_nll_module(), "loss", 1, DEV.reduce_threads,
+               [logp.base, logp.offset, logp.estrides, target.base, target.offset,
+                target.estrides[0], logp.shape[0], int(ignore_index), mean, out.base])
+    return out
+
+
+def nll_loss_grad(g: CudaArray, target: CudaArray, out: CudaArray, ignore_index: int,
+                  mean: bool) -> CudaArray:
+    """Write the NLL loss's gradient (``g`` at each target) into the zeroed (N, C) ``out``."""
+    DEV.launch(_nll_module(), "grad", 1, DEV.reduce_threads,
+               [g.base, g.offset, target.base, target.offset, target.estrides[0],
+                out.shape[0], out.shape[1], int(ignore_index), mean, out.base])
+    return out
+
+
+# -- counter-based random numbers -------------------------------------------------------
+
+def _random_module():
+    return module("random", lambda: K.RANDOM_SOURCE)
+
+
+def random(name: str, out: CudaArray, seed: int, offset: int, *extra) -> CudaArray:
+    """Fill the contiguous ``out`` with the draws of kernel ``name`` (rand, randn,
+    bernoulli, randint; ``extra``: its parameters) at counters ``offset..`` of ``seed``."""
+    n = out.size
+    if n:
+        blocks, threads = DEV.grid(n)
+        DEV.launch(_random_module(), name, blocks, threads,
+                   [out.base, n, seed, offset] + list(extra))
+    return out
+
+
+def bernoulli_tensor(out: CudaArray, p: CudaArray, seed: int, offset: int) -> bool:
+    """Fill ``out`` with 1 where a uniform draw falls below the contiguous ``p`` (same
+    size); whether some probability was outside [0, 1] (a device flag read back)."""
+    n = out.size
+    bad = CudaArray.from_host(np.zeros(1, np.int32))
+    blocks, threads = DEV.grid(n)
+    DEV.launch(_random_module(), "bernoulli_tensor", blocks, threads,
+               [out.base[out.offset:out.offset + n], p.base[p.offset:p.offset + n], n, seed,
+                offset, bad.base])
+    return bool(bad.to_host()[0])
+
+
+def randperm(out: CudaArray, seed: int, offset: int) -> CudaArray:
+    """A random permutation of ``0..n-1`` into the (n,) ``out``: each index ranked by a
+    64-bit random key (ties by index)."""
+    n = out.size
+    keys = CudaArray.empty((n,), np.uint64)
+    blocks, threads = DEV.grid(n)
+    mod = _random_module()
+    DEV.launch(mod, "random_keys", blocks, threads, [keys.base, n, seed, offset])
+    DEV.launch(mod, "rank_by_keys", blocks, threads, [out.base, keys.base, n])
+    return out
+
+
+# -- gathers and scatters -----------------------------------------------------------------
+
+def gather(a: CudaArray, index: CudaArray, dim: int, out: CudaArray) -> CudaArray:
+    """``out[i] = a[i with index[i] at dim]`` (``out`` contiguous, ``index``'s shape)."""
+    n = out.size
+    if n:
+        mod = module("gather", lambda: K.GATHER_SOURCE)
+        blocks, threads = DEV.grid(n)
+        DEV.launch(mod, "gather", blocks, threads,
+                   [a.base, a.offset, a.estrides or (0,), a.shape[dim] if a.ndim else 1,
+                    index.base, index.offset, index.estrides or (0,), out.base,
+                    index.shape or (1,), n, dim])
+    return out
+
+
+def scatter(out: CudaArray, index: CudaArray, src: CudaArray, dim: int, add: bool) -> None:
+    """Write (or add) ``src`` (``index``'s shape, ``out``'s dtype) at ``index`` along
+    ``dim`` into the contiguous ``out``."""
+    n = index.size
+    mod = module("scatter", lambda: K.SCATTER_SOURCE)
+    blocks, threads = DEV.grid(n)
+    DEV.launch(mod, "scatter", blocks, threads,
+               [out.base, out.estrides or (0,), out.shape[dim] if out.ndim else 1,
+                index.base, index.offset, index.estrides or (0,), src.base, src.offset,
+                src.estrides or (0,), index.shape or (1,), n, dim, add])
+
+
+def _index_module():
+    return module("index", lambda: K.INDEX_SOURCE)
+
+
+def index(src: CudaArray, idx: CudaArray, dst: CudaArray, shape, sa, si, sizes, astrides,
+          n: int) -> None:
+    """Advanced indexing: ``dst`` (contiguous, ``n`` elements over the region ``shape``)
+    gets ``src`` at the positions the (k, ...) index array ``idx`` addresses; ``sa``,
+    ``si``: strides of each region dimension into ``src`` and into ``idx``'s batch;
+    ``sizes``, ``astrides``: the indexed dimensions' sizes and strides in ``src``."""
+    blocks, threads = DEV.grid(n)
+    DEV.launch(_index_module(), "index", blocks, threads,
+               [src.base, src.offset, idx.base, idx.offset, idx.estrides[0], dst.base,
+                shape, sa, si, sizes, astrides, n])
+
+
+def put(y: CudaArray, idx: CudaArray, v: CudaArray, shape, sy, si, sizes, ystrides, n: int,
+        add: bool) -> None:
+    """The adjoint of :func:`index`: write (``add``: add atomically) ``v`` (broadcast to
+    the region ``shape``) into the view ``y`` at the positions ``idx`` addresses."""
+    blocks, threads = DEV.grid(n)
+    DEV.launch(_index_module(), "put", blocks, threads,
+               [y.base, y.offset, idx.base, idx.offset, idx.estrides[0], v.base, v.offset,
+                v.estrides or (0,), shape, sy, si, sizes, ystrides, n, bool(add)])
+
+
+# -- float16 / bfloat16 conversions (integer arithmetic on the bits) ----------------------
+
+def half_decode(x_bits, y_bits, n: int, half: str) -> None:
+    """``y_bits`` (n uint32: float32 bits) = the ``half`` ("float16", "bfloat16") values
+    whose uint16 bits are ``x_bits``."""
+    mod = module(("half-decode", half), lambda: K.half_decode_source(half))
+    blocks, threads = DEV.grid(n)
+    DEV.launch(mod, "kernel", blocks, threads, [x_bits, y_bits, n])
+
+
+def half_encode(src_bits, y_bits, n: int, src: str, half: str) -> None:
+    """``y_bits`` (n uint16) = the ``src`` ("float32", "float64") values whose bits are
+    ``src_bits`` rounded to ``half`` (to nearest even, as NumPy and ml_dtypes)."""
+    mod = module(("half-encode", src, half), lambda: K.half_encode_source(src, half))
+    blocks, threads = DEV.grid(n)
+    DEV.launch(mod, "kernel", blocks, threads, [src_bits, y_bits, n])
