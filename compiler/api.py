@@ -36,11 +36,12 @@ from .explain import Explanation
 from .guards import Preconditions, describe_key_change, flatten, memory_pattern
 from .ir import Graph, Guard, check_graph, graph_device
 from .passes import optimize
-from .program import FREED, BackwardFails, BackwardProgram, Path, Variant, resolve
+from .program import FREED, BackwardFails, BackwardProgram, Path, Variant
 from .pystate.effects import SetGradMode, graph_scalars
 from .pystate.guards import GuardSet
 from .pystate.observer import Observer
 from .pystate.symbolic import is_sym
+from .refs import ArgTensor, GradTensor, HeldTensor
 from .regions import ModuleCall, Regions
 
 _EAGER = "eager"  # cache value: this key runs eagerly
@@ -515,11 +516,11 @@ class CompiledFunction:
         rg = tracer.entry_rg  # tensors that required grad on entry get gradients
         for i in slots:
             if rg[id(tensors[i])]:
-                diff_sources.append(("arg", i))
+                diff_sources.append(ArgTensor(i))
                 diff_tensors.append(tensors[i])
         for t, _ in tracer.lifted:
             if rg[id(t)]:
-                diff_sources.append(("lifted", t))
+                diff_sources.append(HeldTensor(t))
                 diff_tensors.append(t)
         bw_specs = [_output_backward(tracer, t, diff_tensors) for t in outs]
         if tracer.unsupported:
@@ -527,11 +528,11 @@ class CompiledFunction:
 
         def ref(t):  # an argument of this call, or an object the trace holds on to
             if isinstance(t, GradOf):
-                return ("grad", ref(t.leaf))
+                return GradTensor(ref(t.leaf))
             for i, a in enumerate(tensors):
                 if a is t:
-                    return ("arg", i)
-            return ("obj", t)
+                    return ArgTensor(i)
+            return HeldTensor(t)
 
         writebacks = list(tracer.writebacks.values())
         wb_specs = []  # a tensor written in place that now hangs in the graph (x.add_(w))
@@ -573,8 +574,8 @@ class CompiledFunction:
         inputs_of = {id(t): v for t, v in tracer.lifted}
         for i in slots:
             inputs_of[id(tensors[i])] = tracer.inputs[i]
-        inplace = {fwd_outputs[k].id: inputs_of[id(resolve(r, tensors))]
-                   for r, k in wb if id(resolve(r, tensors)) in inputs_of}
+        inplace = {fwd_outputs[k].id: inputs_of[id(r.resolve(tensors))]
+                   for r, k in wb if id(r.resolve(tensors)) in inputs_of}
         # tier 1 at once (generated Python); the numba tier is built in the background
         first_tier = "python" if self.backend == "numba" else self.backend
         program = compile_graph(graph, first_tier, inplace)

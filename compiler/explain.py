@@ -22,6 +22,7 @@ import re
 from .check import inexact_ops
 from .guards import DYNAMIC, SELF, _alias_text, _leaves, _name, dtype_name
 from .ir import Guard
+from .refs import ArgTensor
 
 _SHOWN_GUARDS = 6      # guards listed in a summary's shared section (the rest counted)
 _OWN_LINES = 16        # lines for the guards that tell traces apart, shared by the traces
@@ -307,9 +308,8 @@ def _trace_info(key, variant, path, reason, argnames) -> dict:
         guards.append(f"{where} == {text}" if len(text) <= 60 else f"{where} unchanged")
     if variant.pre.pystate is not None:
         guards.extend(str(g) for g in variant.pre.pystate.guards)
-    for kind, obj in variant.pre.grad_none:
-        what = _name((obj,), argnames) if kind == "arg" else \
-            f"lifted tensor {list(obj._data.shape)}"
+    for r in variant.pre.grad_none:
+        what = _name((r.index,), argnames) if isinstance(r, ArgTensor) else r.describe()
         guards.append(f".grad of {what} is None")
     lifted = [f"{list(t._data.shape)} {t._data.dtype} requires_grad={t.requires_grad}"
               for t in path.lifted]

@@ -20,6 +20,7 @@ from eager.tensor import Tensor
 from runtime import device as runtime_device
 
 from .ir import FloatBits
+from .refs import HeldTensor
 
 _TENSOR = "T"
 
@@ -256,9 +257,9 @@ class Preconditions:
         self.lifted = [(t, t._data.shape, t._data.dtype, rg) for t, rg in lifted]
         self.lifted_storage = [type(t._data) for t, _ in lifted]   # the device
         self.lifted_ids = {id(t) for t, _ in lifted}
-        self.grad_inputs = []  # (ref, shape, dtype); refs: ("arg", i) or ("obj", tensor)
+        self.grad_inputs = []  # (TensorRef, shape, dtype): an argument or a held tensor
         for r in grad_inputs:
-            g = r[1]._grad if r[0] == "obj" else None
+            g = r.tensor._grad if isinstance(r, HeldTensor) else None
             self.grad_inputs.append((r, None if g is None else g._data.shape,
                                      None if g is None else g._data.dtype))
         self.grad_none = list(grad_none)
@@ -312,10 +313,7 @@ class Preconditions:
             body.append(f"if {rgs}: return False")
 
         def leaf(r, k):
-            if r[0] == "arg":
-                return f"tensors[{r[1]}]"
-            env[f"O{k}"] = r[1]
-            return f"O{k}"
+            return r.expr(env, f"O{k}")
         for k, (r, shape, dtype) in enumerate(self.grad_inputs):
             body += [f"g = {leaf(r, f'g{k}')}._grad", "if g is None: return False"]
             if shape is not None:
@@ -383,7 +381,7 @@ class Preconditions:
             if t.requires_grad != rg:
                 return f"lifted tensor {_tname(t)}: requires_grad {rg} != {t.requires_grad}"
         for r, shape, dtype in self.grad_inputs:
-            leaf = tensors[r[1]] if r[0] == "arg" else r[1]
+            leaf = r.resolve(tensors)
             g = leaf._grad
             if g is None:
                 return f".grad of {_tname(leaf)}: was a tensor, is None"
@@ -391,7 +389,7 @@ class Preconditions:
                 return f".grad of {_tname(leaf)}: {shape} {dtype} != {g._data.shape} " \
                        f"{g._data.dtype}"
         for r in self.grad_none:
-            leaf = tensors[r[1]] if r[0] == "arg" else r[1]
+            leaf = r.resolve(tensors)
             if leaf._grad is not None:
                 return f".grad of {_tname(leaf)}: was None, is a tensor"
         for where, getter, value in self.py:
@@ -418,8 +416,7 @@ class Preconditions:
         def ids(pre):
             return ([(id(t), shape, dtype, rg) for t, shape, dtype, rg in pre.lifted],
                     pre.lifted_storage,
-                    [(r[0], id(r[1]) if r[0] == "obj" else r[1]) for r, _, _ in
-                     pre.grad_inputs],
+                    [r.ident() for r, _, _ in pre.grad_inputs],
                     [w for w, _, _ in pre.py], pre.same_args,
                     [g.ident() for g in pre.pystate.guards] if pre.pystate else [])
         return ids(self) == ids(other)

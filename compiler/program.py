@@ -75,7 +75,7 @@ class CompiledBackward(Op):
         else:
             path, tensors = node.params["path"], node.params["tensors"]
             inputs = [tensors[i] for i in path.input_slots] + list(path.lifted) + \
-                [resolve(r, tensors)._grad for r in path.grad_inputs]
+                [r.resolve(tensors)._grad for r in path.grad_inputs]
             if F is A:  # the program could not be compiled: the graphs, on arrays' values
                 grads = [None if x is None else x._data
                          for x in _backward_as_tensors(bw, Tensor._make(g), inputs)]
@@ -129,12 +129,12 @@ class Path:
         self.grad_inputs = grad_inputs    # leaves whose .grad is read at every call
         self.out_spec = out_spec
         self.n_outputs = n_outputs
-        self.writebacks = writebacks      # (tensor ref, output index)
+        self.writebacks = writebacks      # (TensorRef, output index)
         self.wb_backwards = wb_backwards  # per write-back: BackwardProgram or None
-        self.grad_writes = grad_writes    # (leaf, output index or None)
+        self.grad_writes = grad_writes    # (TensorRef of the leaf, output index or None)
         self.saved_slots = saved_slots
         self.backwards = backwards        # per user output: BackwardProgram or None
-        self.diff_sources = diff_sources  # ("arg", i) / ("lifted", tensor) in target order
+        self.diff_sources = diff_sources  # refs (compiler.refs) in target order
         self.has_random = has_random
         self.guards = guards              # (where, kind, expected) per branch guard
         self.effects = list(effects)      # Python side effects to replay (pystate.effects)
@@ -165,7 +165,7 @@ class Path:
         for t in self.lifted:
             arrs.append(t._data)
         for r in self.grad_inputs:
-            arrs.append(resolve(r, tensors)._grad._data)
+            arrs.append(r.resolve(tensors)._grad._data)
         for src, dtype in self.scalar_inputs:
             arrs.append(np.asarray(src.read(args, kwargs), dtype))
         return arrs
@@ -183,15 +183,14 @@ class Path:
             return t
         written = []
         for (r, k), bw in zip(self.writebacks, self.wb_backwards):
-            t = r[1] if r[0] == "obj" else resolve(r, tensors)
+            t = r.resolve(tensors)
             if outs[k] is not t._data:  # else the kernel already wrote into t's storage
                 copy_into(t._data, outs[k])
             t._version[0] += 1
             if bw is not None:
                 written.append((t, bw))
         for r, k in self.grad_writes:
-            (r[1] if r[0] == "obj" else resolve(r, tensors))._grad = \
-                None if k is None else Tensor._make(outs[k])
+            r.resolve(tensors)._grad = None if k is None else Tensor._make(outs[k])
         if self.effects and apply_effects:
             apply_all_effects(self.effects, outs, args, kwargs)
         wrapped = []
@@ -235,7 +234,7 @@ class Path:
 
     def _attach(self, t: Tensor, bw: BackwardProgram, outs, tensors, visible) -> None:
         """Hang ``t`` in the autograd graph under a node running the compiled backward."""
-        diff = [tensors[s] if kind == "arg" else s for kind, s in self.diff_sources]
+        diff = [r.resolve(tensors) for r in self.diff_sources]
         node = Node(CompiledBackward, diff, {"backward": bw, "path": self,
                                              "tensors": tensors}, t)
         saved = []
@@ -303,17 +302,6 @@ class _Fails(Op):
 
     def backward(F, g, saved, node):
         raise RuntimeError(node.params["message"])
-
-
-def resolve(ref, tensors) -> Tensor:
-    """The tensor a reference names for this call: ``("arg", i)``, ``("obj", tensor)``, or
-    ``("grad", ref)`` (the current ``.grad`` of the tensor ``ref`` names)."""
-    kind = ref[0]
-    if kind == "arg":
-        return tensors[ref[1]]
-    if kind == "grad":
-        return resolve(ref[1], tensors)._grad
-    return ref[1]
 
 
 def build(spec, outs, tensors):

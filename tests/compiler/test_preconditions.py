@@ -7,6 +7,7 @@ import numpy as np
 
 import eager as torch
 from compiler.guards import Preconditions, memory_pattern
+from compiler.refs import ArgTensor, HeldTensor
 
 
 def _agree(pre, tensors):
@@ -20,7 +21,7 @@ def test_generated_check_agrees_with_the_explanation_for_every_guard():
     n_leaf = torch.randn(2, requires_grad=True)
     a, b = torch.randn(2), torch.randn(2)
     box = {"v": 1}
-    pre = Preconditions([(w, True)], [("obj", g_leaf), ("arg", 0)], [("obj", n_leaf)],
+    pre = Preconditions([(w, True)], [HeldTensor(g_leaf), ArgTensor(0)], [HeldTensor(n_leaf)],
                         [("box v", lambda: box["v"], 1)], [(0, 1)],
                         memory=memory_pattern([a, a, w]))
     a.grad = torch.zeros(2)
