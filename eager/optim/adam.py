@@ -21,7 +21,7 @@ from .._state import STATE
 from ..factories import zeros, zeros_like
 from ..fn import elementwise as _ew
 from ..inplace import inplace
-from .optimizer import Optimizer, _no_grad_step
+from .optimizer import Optimizer, _no_grad_step, check_adam_hyperparameters
 
 __all__ = ["Adam", "AdamW"]
 
@@ -81,16 +81,7 @@ class Adam(Optimizer):
                  maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False, fused=None,
                  decoupled_weight_decay: bool = False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_adam_hyperparameters(lr, eps, betas, weight_decay)
         if fused:
             raise RuntimeError(f"{type(self).__name__}: fused=True is not supported by eager")
         defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,

@@ -344,3 +344,18 @@ def _no_grad_step(step):
             step(self)
         return loss
     return wrapper
+
+
+def check_adam_hyperparameters(lr, eps, betas, weight_decay) -> None:
+    """PyTorch's checks of an Adam-family optimizer's hyperparameters, in its order and
+    with its messages (Adam, AdamW, Adamax, NAdam, RAdam)."""
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")

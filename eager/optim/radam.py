@@ -16,7 +16,7 @@ from .._state import STATE
 from ..factories import zeros, zeros_like
 from ..fn import elementwise as _ew
 from ..tensor import Tensor
-from .optimizer import Optimizer, _no_grad_step
+from .optimizer import Optimizer, _no_grad_step, check_adam_hyperparameters
 from .rmsprop import _lerp_
 
 __all__ = ["RAdam"]
@@ -71,16 +71,7 @@ class RAdam(Optimizer):
                  differentiable: bool = False):
         if isinstance(lr, Tensor) and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_adam_hyperparameters(lr, eps, betas, weight_decay)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "maximize": maximize, "foreach": foreach, "capturable": capturable,
                     "decoupled_weight_decay": decoupled_weight_decay,
