@@ -13,7 +13,6 @@ from .. import dtypes as _dt
 from .._state import STATE
 from ..factories import zeros, zeros_like
 from ..fn import elementwise as _ew
-from ..tensor import Tensor
 from .optimizer import Optimizer, _no_grad_step, check_adam_hyperparameters
 from .rmsprop import _lerp_
 
@@ -61,8 +60,6 @@ class Adamax(Optimizer):
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, foreach=None, *, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False):
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
         check_adam_hyperparameters(lr, eps, betas, weight_decay)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "foreach": foreach, "maximize": maximize,

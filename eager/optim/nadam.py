@@ -15,7 +15,6 @@ from .. import dtypes as _dt
 from .._state import STATE
 from ..factories import ones, zeros, zeros_like
 from ..fn import elementwise as _ew
-from ..tensor import Tensor
 from .optimizer import Optimizer, _no_grad_step, check_adam_hyperparameters
 from .rmsprop import _lerp_
 
@@ -74,8 +73,6 @@ class NAdam(Optimizer):
                  decoupled_weight_decay: bool = False, *, foreach=None,
                  maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False):
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
         check_adam_hyperparameters(lr, eps, betas, weight_decay)
         if not 0.0 <= momentum_decay:
             raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")

@@ -349,6 +349,8 @@ def _no_grad_step(step):
 def check_adam_hyperparameters(lr, eps, betas, weight_decay) -> None:
     """PyTorch's checks of an Adam-family optimizer's hyperparameters, in its order and
     with its messages (Adam, AdamW, Adamax, NAdam, RAdam)."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
     if not 0.0 <= lr:
         raise ValueError(f"Invalid learning rate: {lr}")
     if not 0.0 <= eps:

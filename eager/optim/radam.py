@@ -15,7 +15,6 @@ from .. import dtypes as _dt
 from .._state import STATE
 from ..factories import zeros, zeros_like
 from ..fn import elementwise as _ew
-from ..tensor import Tensor
 from .optimizer import Optimizer, _no_grad_step, check_adam_hyperparameters
 from .rmsprop import _lerp_
 
@@ -69,8 +68,6 @@ class RAdam(Optimizer):
                  weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
                  foreach=None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False):
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
         check_adam_hyperparameters(lr, eps, betas, weight_decay)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "maximize": maximize, "foreach": foreach, "capturable": capturable,

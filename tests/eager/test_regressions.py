@@ -239,3 +239,14 @@ def test_vmap_of_dim_ops_on_per_sample_0d_tensors():
     np.testing.assert_allclose(g, 2 * a)
     ints = vmap(lambda t: t.cumsum(0))(eager.tensor([1, 2, 3]))
     assert ints.dtype == eager.int64
+
+
+def test_adam_refuses_a_tensor_lr_of_several_elements():
+    """Adam lacked PyTorch's 'Tensor lr must be 1-element' check (Adamax/NAdam/RAdam had
+    it); the Adam family's checks now live in one function."""
+    import pytest
+
+    w = eager.zeros(2, requires_grad=True)
+    for cls in (eager.optim.Adam, eager.optim.AdamW, eager.optim.NAdam):
+        with pytest.raises(ValueError, match="Tensor lr must be 1-element"):
+            cls([w], lr=eager.tensor([1.0, 2.0]))
