@@ -198,6 +198,10 @@ OP_ROWS = [
     op("std", lambda M, x, **k: x.std(**k),
        lambda g: [S(g.x(2, 3), dim=1), S(g.x(2, 3, 2), dim=(0, -1), correction=0,
                                           keepdim=True), S(g.x(3, 2))]),
+    op("layer_norm", lambda M, x, *wb, shape: M.nn.functional.layer_norm(x, shape, *wb),
+       lambda g: [S(g.x(2, 3), g.x(3), g.x(3), shape=(3,)), S(g.x(2, 3, 4), shape=(3, 4)),
+                  S(g.x(2, 3, 4), g.x(4), shape=(4,))],
+       vmap=False),   # vmap's batched storage runs the composite (no batching rule)
     op("norm", lambda M, x, **k: M.linalg.vector_norm(x, **k),
        lambda g: [S(g.x(2, 3), dim=1), S(g.x(2, 3, domain="nonzero"), ord=1, dim=-1,
                                           keepdim=True),

@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     index,
     linalg,
     loss,
+    norm,
     pad,
     recurrent,
     reduce,

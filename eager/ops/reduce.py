@@ -24,6 +24,7 @@ from .base import OUT, Op
 _F32 = np.dtype(np.float32)
 _F16 = np.dtype(np.float16)
 _I64 = np.dtype(np.int64)
+_add_reduce = np.add.reduce
 
 
 def keep_shape(shape: tuple, dims: tuple) -> tuple:
@@ -101,9 +102,13 @@ class Mean(Op):
     def forward(a, dim, keepdim=False, dtype=None):
         out_dt = np.dtype(dtype) if dtype is not None else a.dtype
         acc = _F32 if out_dt == _F16 else out_dt
-        s = np.sum(a, axis=dim, keepdims=keepdim, dtype=acc)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out = np.true_divide(s, reduced_numel(a.shape, dim))
+        s = _add_reduce(a, axis=dim, keepdims=keepdim, dtype=acc)  # np.sum's own call
+        n = reduced_numel(a.shape, dim)
+        if n:  # (dividing by a positive count cannot warn)
+            out = np.true_divide(s, n)
+        else:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out = np.true_divide(s, n)
         return np.asarray(out).astype(out_dt, copy=False)
 
     def backward(F, g, saved, node):
@@ -159,7 +164,66 @@ class Amin(_Extreme):
         return np.amin(a, axis=dim, keepdims=keepdim)
 
 
+#: the widest dimension the small-dimension paths below reduce by a loop over its entries
+_SMALL_DIM = 32
+
+
+def _split3(shape: tuple, d: int) -> tuple:
+    """``(P, K, Q)``: the sizes before dimension ``d``, of it, and after it."""
+    p = q = 1
+    for s in shape[:d]:
+        p *= s
+    for s in shape[d + 1:]:
+        q *= s
+    return p, shape[d], q
+
+
+def _small_dim(a, d: int) -> bool:
+    """Whether ``a`` is best reduced over ``d`` by a loop over its entries: a short
+    dimension that is not the last (NumPy's arg-reductions move it last, copy, and then
+    pay a call per row of a few elements) in a real or bool array of some size."""
+    return (d < a.ndim - 1 and 1 < a.shape[d] <= _SMALL_DIM and a.size >= 256
+            and a.dtype.kind in "fiub" and a.dtype.char != "e")
+
+
+def _arg_small(a, d: int, keepdim: bool, largest: bool):
+    """argmax (``largest``) or argmin over the short dimension ``d`` of ``a``: NumPy's
+    result (the first extreme; the first NaN wins, as NaN counts as the extreme) from one
+    pass over contiguous rows per entry of ``d``."""
+    p, k, q = _split3(a.shape, d)
+    rows = np.ascontiguousarray(a.reshape(p, k, q).transpose(1, 0, 2)).reshape(k, p * q)
+    best = rows[0].copy()
+    idx = np.zeros(p * q, _I64)
+    hit = np.empty(p * q, np.bool_)
+    ok = np.empty(p * q, np.bool_) if a.dtype.kind == "f" else None
+    step = np.empty(p * q, _I64)
+    for j in range(1, k):
+        v = rows[j]
+        if ok is not None:  # v beats best: v > best, or v is NaN and best is not
+            (np.less_equal if largest else np.greater_equal)(v, best, out=hit)
+            np.equal(best, best, out=ok)
+            np.greater(ok, hit, out=hit)          # ok and not (v <= best)
+        else:
+            (np.greater if largest else np.less)(v, best, out=hit)
+        (np.maximum if largest else np.minimum)(best, v, out=best)  # NaN sticks
+        np.multiply(hit, j, out=step)
+        np.maximum(idx, step, out=idx)            # j exceeds every earlier index
+    shape = a.shape[:d] + ((1,) if keepdim else ()) + a.shape[d + 1:]
+    return idx.reshape(shape)
+
+
+def _flat_index(idx, p: int, k: int, q: int):
+    """Flat positions in a C-ordered ``(p, k, q)`` array of entry ``idx[i, j]`` (an array
+    of ``p * q`` in-range indices along the middle dimension) at ``(i, idx, j)``."""
+    flat = idx.reshape(p, q) * q
+    flat += np.arange(q, dtype=_I64)
+    flat += np.arange(0, p * k * q, k * q, dtype=_I64)[:, None]
+    return flat
+
+
 def _arg(fn, a, dim, keepdim):
+    if len(dim) == 1 and a.ndim >= 1 and _small_dim(a, dim[0]):
+        return _arg_small(a, dim[0], keepdim, fn is np.argmax)
     if len(dim) == 1 and a.ndim >= 1:
         out = fn(a, axis=dim[0], keepdims=keepdim)
     else:  # all dimensions: index into the flattened tensor
@@ -194,7 +258,12 @@ class PickAlongDim(Op):
     def forward(a, idx, dim, keepdim=True):
         if a.ndim == 0:
             return a.copy()
-        out = np.take_along_axis(a, idx, axis=dim)
+        if a.ndim >= 2 and a.size >= 256 and idx.shape == a.shape[:dim] + (1,) + \
+                a.shape[dim + 1:]:  # (argmax's indices: in range) one flat take
+            p, k, q = _split3(a.shape, dim)
+            out = a.reshape(-1).take(_flat_index(idx, p, k, q)).reshape(idx.shape)
+        else:
+            out = np.take_along_axis(a, idx, axis=dim)
         return out if keepdim else np.squeeze(out, axis=dim)
 
     def backward(F, g, saved, node):
@@ -215,6 +284,10 @@ class PlaceAlongDim(Op):
             return out
         if g.ndim != idx.ndim:
             g = np.expand_dims(g, dim)
+        if out.size >= 256 and g.shape == idx.shape == shape[:dim] + (1,) + shape[dim + 1:]:
+            p, k, q = _split3(shape, dim)  # one flat assignment (the positions are distinct)
+            out.reshape(-1)[_flat_index(idx, p, k, q)] = g.reshape(p, q)
+            return out
         np.put_along_axis(out, idx, g, axis=dim)
         return out
 

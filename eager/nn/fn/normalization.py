@@ -7,12 +7,20 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from ..._state import STATE
 from ...autograd.grad_mode import no_grad
+from ...dispatch import dispatch
 from ...fn import elementwise as _ew
 from ...fn import reduce as _red
+from ...ops import norm as _norm
 from .args import reshape, shape_list
 
 __all__ = ['batch_norm', 'group_norm', 'instance_norm', 'layer_norm']
+
+_ndarray = np.ndarray
+_FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _check_numel(what: str, t, expected: int, repeat: int = 1) -> None:
@@ -231,6 +239,20 @@ def _mean(x, dims, keepdim=True):
     return _red.mean(x, dims, keepdim)
 
 
+def _fused_ok(input, weight, bias) -> bool:
+    """Whether layer_norm runs as the one op (:class:`eager.ops.norm.LayerNorm`): float32
+    or float64 CPU arrays (no vmap storage), weight and bias of the input's dtype, no
+    autocast; otherwise the composite below (half types, mixed dtypes, devices)."""
+    d = input._data
+    if type(d) is not _ndarray or d.dtype not in _FUSED_DTYPES or not d.size or \
+            STATE.autocast is not None:
+        return False
+    for t in (weight, bias):
+        if t is not None and (type(t._data) is not _ndarray or t._data.dtype != d.dtype):
+            return False
+    return True
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
     """Layer normalization over the last ``len(normalized_shape)`` dimensions.
 
@@ -269,6 +291,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
                            f"with shape [*, {', '.join(map(str, normalized_shape))}], but got "
                            f"input of size{list(input.shape)}")
     dims = tuple(range(input.ndim - k, input.ndim))
+    if _fused_ok(input, weight, bias):
+        return dispatch(_norm.LayerNorm, input, weight, bias, dim=dims, eps=float(eps))
     xc = _ew.sub(input, _mean(input, dims))
     var = _mean(_ew.mul(xc, xc), dims)
     out = _ew.mul(xc, _ew.rsqrt(_ew.add(var, eps)))
