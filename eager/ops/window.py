@@ -17,6 +17,7 @@ stride + 1``.
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -68,6 +69,65 @@ def _shift(src: np.ndarray, lo: tuple, extent: tuple, fill) -> np.ndarray:
     return out
 
 
+#: below this many windows along the last dimension, im2col and the tiling col2im copy
+#: through a cached index (one ``take``) instead of a strided copy whose inner loops are
+#: that short (NumPy pays a call per inner loop)
+_GATHER_BELOW = 16
+
+
+@functools.lru_cache(maxsize=256)
+def _gather_index(size: tuple, kernel: tuple, dilation: tuple, padding: tuple,
+                  stride: tuple):
+    """``(index, filled)``: for each entry ``(k, l)`` of im2col's columns (kernel offset
+    ``k``, window ``l``, flattened) the position it reads in the flattened ``size`` image,
+    or ``prod(size)`` where it falls outside (``filled``: whether any does)."""
+    nd = len(size)
+    counts = window_counts(size, kernel, dilation, padding, stride)
+    pos = np.zeros(kernel + counts, np.intp)
+    valid = np.ones(kernel + counts, np.bool_)
+    mult = 1
+    for ax in range(nd - 1, -1, -1):
+        coord = (np.arange(kernel[ax]) * dilation[ax])[:, None] + \
+            (np.arange(counts[ax]) * stride[ax] - padding[ax][0])[None, :]
+        shape = [1] * (2 * nd)
+        shape[ax], shape[nd + ax] = kernel[ax], counts[ax]
+        coord = coord.reshape(shape)
+        valid &= (coord >= 0) & (coord < size[ax])
+        pos = pos + coord * mult
+        mult *= size[ax]
+    index = np.where(valid, pos, mult).reshape(-1)
+    index.flags.writeable = False
+    return index, not valid.all()
+
+
+@functools.lru_cache(maxsize=256)
+def _scatter_index(size: tuple, kernel: tuple, dilation: tuple, padding: tuple,
+                   stride: tuple):
+    """For windows that tile without overlap: ``(index, missed)``, for each position of
+    the flattened ``size`` image the column entry covering it, or one past the last entry
+    where none does (``missed``: whether any position is missed)."""
+    gather, _ = _gather_index(size, kernel, dilation, padding, stride)
+    n = prod(size)
+    inside = gather < n
+    index = np.full(n + 1, gather.size, np.intp)
+    index[gather[inside]] = np.arange(gather.size)[inside]
+    index = index[:n]
+    index.flags.writeable = False
+    return index, bool((index == gather.size).any())
+
+
+def _by_index(x: np.ndarray, nc: int, index: np.ndarray, extra: bool, fill) -> np.ndarray:
+    """``x`` as ``nc`` rows, entries taken at ``index`` along each row; index ``m`` (the
+    row length) reads ``fill`` (a column appended when ``extra``)."""
+    rows = x.reshape(nc, -1)
+    if extra:
+        padded = np.empty((rows.shape[0], rows.shape[1] + 1), dtype=x.dtype)
+        padded[:, :-1] = rows
+        padded[:, -1] = fill
+        rows = padded
+    return rows.take(index, axis=1)
+
+
 def _check_windows(op: str, size, kernel, dilation, padding, stride) -> tuple:
     counts = window_counts(size, kernel, dilation, padding, stride)
     if any(c < 1 for c in counts):
@@ -83,6 +143,12 @@ class Im2col(Op):
 
     def forward(x, kernel, dilation, padding, stride, fill=0):
         counts = _check_windows("im2col", x.shape[2:], kernel, dilation, padding, stride)
+        n, c = x.shape[:2]
+        if counts[-1] < _GATHER_BELOW and x.size:  # the same values, copied by one take
+            index, filled = _gather_index(tuple(x.shape[2:]), tuple(kernel), tuple(dilation),
+                                          tuple(padding), tuple(stride))
+            return _by_index(x, n * c, index, filled, fill).reshape(n, c * prod(kernel),
+                                                             prod(counts))
         extent = tuple(_extent(*a) for a in zip(counts, kernel, dilation, stride))
         xp = _shift(x, tuple(p[0] for p in padding), extent, fill)
         st = xp.strides
@@ -91,7 +157,6 @@ class Im2col(Op):
             xp, xp.shape[:2] + tuple(kernel) + counts,
             st[:2] + tuple(s * d for s, d in zip(sp, dilation))
             + tuple(s * k for s, k in zip(sp, stride)), writeable=False)
-        n, c = x.shape[:2]
         return np.reshape(view, (n, c * prod(kernel), prod(counts)))
 
     def backward(F, g, saved, node):
@@ -117,6 +182,10 @@ class Col2im(Op):
         lo = tuple(-p[0] for p in padding)
         if tuple(stride) == tuple(kernel) and all(d == 1 for d in dilation):
             # windows tile the input (pooling): one transposing copy, nothing overlaps
+            if counts[-1] < _GATHER_BELOW and cols.size:   # (one take, by a cached index)
+                index, missed = _scatter_index(tuple(size), tuple(kernel), tuple(dilation),
+                                               tuple(padding), tuple(stride))
+                return _by_index(cols, n * c, index, missed, 0).reshape((n, c) + tuple(size))
             blocks = cols.reshape((n, c) + tuple(kernel) + counts)
             order = (0, 1) + tuple(a for i in range(nd) for a in (2 + nd + i, 2 + i))
             return _shift(blocks.transpose(order).reshape((n, c) + extent), lo,

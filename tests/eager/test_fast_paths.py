@@ -148,3 +148,33 @@ def test_max_pool_matches_torch(k, s):
     t.backward(torch.tensor(g))
     assert np.array_equal(o.detach().numpy(), t.detach().numpy())
     np.testing.assert_allclose(ours.grad.numpy(), ref.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def _window_cases():
+    yield (2, 3, 7), (3,), (1,), ((1, 1),), (1,)
+    yield (2, 3, 8, 8), (3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1)
+    yield (2, 3, 9, 7), (2, 3), (2, 1), ((0, 2), (1, 0)), (2, 3)
+    yield (2, 2, 5, 6), (2, 2), (1, 1), ((-1, 0), (0, -1)), (1, 2)      # crops
+    yield (1, 2, 4, 4, 5), (2, 2, 3), (1, 1, 1), ((0, 0), (1, 1), (0, 1)), (1, 2, 1)
+    yield (3, 4, 8, 8), (2, 2), (1, 1), ((0, 0), (0, 0)), (2, 2)       # tiles
+    yield (3, 4, 9, 7), (2, 3), (1, 1), ((1, 0), (0, 2)), (2, 3)       # tiles, padded
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.int64])
+def test_im2col_col2im_by_index_match_strided_copies(dt, monkeypatch):
+    from eager.ops import window as Wn
+    rng = np.random.default_rng(5)
+    for shape, k, d, p, s in _window_cases():
+        x = rng.integers(-9, 9, shape).astype(dt)
+        geo = dict(kernel=k, dilation=d, padding=p, stride=s)
+        fill = -7 if dt == np.int64 else -np.inf
+        monkeypatch.setattr(Wn, "_GATHER_BELOW", 10 ** 6)
+        cols = Wn.Im2col.forward(x, fill=fill, **geo)
+        back = Wn.Col2im.forward(np.where(cols == fill, 0, cols).astype(dt), size=shape[2:],
+                                 **geo)
+        monkeypatch.setattr(Wn, "_GATHER_BELOW", 0)
+        ref = Wn.Im2col.forward(x, fill=fill, **geo)
+        assert cols.dtype == ref.dtype and np.array_equal(cols, ref), (shape, k, p, s)
+        want = Wn.Col2im.forward(np.where(ref == fill, 0, ref).astype(dt), size=shape[2:],
+                                 **geo)
+        assert back.shape == want.shape and np.array_equal(back, want), (shape, k, p, s)
