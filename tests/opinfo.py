@@ -177,3 +177,11 @@ def outputs(out) -> list:
     if isinstance(out, (tuple, list)):
         return [t for o in out for t in outputs(o)]
     return [out]
+
+
+def library_ops() -> dict:
+    """The ops eager registers (name -> class): what the table must cover.  Tests define
+    ops of their own (a custom Function, an effect probe), registered in the same place
+    and left there: those are not the library's and have no row."""
+    from eager.ops.base import OPS
+    return {n: op for n, op in OPS.items() if op.__module__.startswith("eager.")}
