@@ -155,6 +155,10 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
         chain = _chain(roots[0])
         if chain is not None:
             return _run_chain(roots[0], chain, root_grads, retain_graph)
+        if roots[0].grad_fn is not None and (root_grads is None or root_grads[0] is None):
+            done = _run_plain(roots[0], retain_graph)
+            if done is not None:
+                return done
 
     if root_grads is not None and len(root_grads) != len(roots):
         raise RuntimeError(f"got {len(root_grads)} gradients for {len(roots)} outputs")
@@ -392,6 +396,95 @@ def _run_chain(root, nodes, root_grads, retain_graph):
     return []
 
 
+def _run_plain(root, retain_graph):
+    """``loss.backward()`` on arrays: the general walk below without what this case never
+    needs (wanted inputs, capture, tensors, anomaly checks), in the same order, so the
+    same gradients.  None (nothing done) when some node has hooks or retains a grad: the
+    general walk runs those."""
+    if root.requires_grad is False:
+        return None
+    if root._data.size != 1:
+        raise RuntimeError("grad can be implicitly created only for scalar outputs "
+                           f"(got an output of shape {tuple(root._data.shape)})")
+    first = root.grad_fn
+    deps: dict = {}
+    leaf_deps: dict = {}
+    stack = [first]
+    seen = {first}
+    while stack:   # dependency counts: the general walk's, nodes seen once
+        n = stack.pop()
+        if n.hooks or n.retains:
+            return None
+        for nx in n.next:
+            if type(nx) is Node:
+                deps[nx] = deps.get(nx, 0) + 1
+                if nx not in seen:
+                    seen.add(nx)
+                    stack.append(nx)
+            elif nx is not None:
+                k = id(nx)
+                leaf_deps[k] = leaf_deps.get(k, 0) + 1
+    node_buf = {first: np.ones_like(root._data)}
+    leaf_buf: dict = {}
+    ready = [first] if first not in deps else []
+    finish = _LeafFinisher(False, False, False, None)
+    add, sum_to, cast = A.add, A.sum_to, A.cast
+    prev_mode = STATE.grad_enabled
+    STATE.grad_enabled = False
+    try:
+        while ready:
+            node = ready.pop()
+            g = node_buf.pop(node)
+            saved = node.saved
+            unpacked = node.unpack(False) if saved is None or saved else ()
+            if node.half:  # a float16/bfloat16 op: its maths in float32, rounded once
+                g, unpacked = upcast_half((g,))[0], tuple(upcast_half(unpacked))
+            grads = node.op.backward(A, g, unpacked, node)
+            if not retain_graph and saved:
+                node.saved = None
+                node.out_data = None
+            shapes = node.shapes
+            dtypes = node.dtypes
+            for i, nx in enumerate(node.next):
+                if nx is None:
+                    continue
+                gi = grads[i]
+                if gi is not None:
+                    if gi.shape != shapes[i]:
+                        gi = sum_to(gi, shape=shapes[i])
+                    if gi.dtype is not dtypes[i] and gi.dtype != dtypes[i]:
+                        gi = cast(gi, dtype=dtypes[i])
+                if type(nx) is Node:
+                    if gi is None:
+                        continue
+                    prev = node_buf.get(nx)
+                    node_buf[nx] = gi if prev is None else add(prev, gi)
+                    left = deps[nx] - 1
+                    deps[nx] = left
+                    if left == 0:
+                        ready.append(nx)
+                    continue
+                key = id(nx)
+                if gi is not None:
+                    if gi is g or type(gi) is not _ndarray or gi.base is not None:
+                        gi = np.array(gi)  # take ownership: g may be shared elsewhere
+                    entry = leaf_buf.get(key)
+                    if entry is None:
+                        leaf_buf[key] = [nx, gi]
+                    else:
+                        entry[1] = add(entry[1], gi)
+                left = leaf_deps[key] - 1
+                leaf_deps[key] = left
+                if left == 0 and key in leaf_buf:  # its last gradient has arrived
+                    finish(key, *leaf_buf.pop(key))
+        callbacks = _running.callbacks
+        while callbacks:
+            callbacks.pop(0)()
+    finally:
+        STATE.grad_enabled = prev_mode
+    return []
+
+
 class _LeafFinisher:
     """Accumulate one leaf's total gradient: its hooks, ``.grad``, post-accumulate hooks."""
 
@@ -498,6 +591,9 @@ def _accumulate(leaf: Tensor, g, as_tensors: bool, create_graph: bool) -> None:
     if type(g) is not _ndarray:
         g = np.asarray(g)
     if old is None:
+        if STATE.tracer is None and g.shape == leaf._data.shape:
+            leaf._grad = Tensor._make(g)   # the setter's checks, passed (no tracer to tell)
+            return
         leaf.grad = Tensor._make(g)
     elif old._data.shape == g.shape and old._data.dtype == g.dtype and old._data.flags.writeable:
         np.add(old._data, g, out=old._data)

@@ -956,6 +956,12 @@ class Isfinite(Elementwise):
 
 # -- casts ------------------------------------------------------------------------------
 
+#: dtype char -> the dtypes it converts to exactly (float32/float64 targets)
+_WIDE = {"f": (np.dtype(np.float32), np.dtype(np.float64)), "d": (np.dtype(np.float64),),
+         "e": (np.dtype(np.float32), np.dtype(np.float64)), "?": (np.dtype(np.float32),
+                                                                 np.dtype(np.float64))}
+
+
 class Cast(Elementwise):
     """Convert to ``dtype`` (a NumPy dtype).  The gradient is cast back by the engine."""
 
@@ -963,8 +969,11 @@ class Cast(Elementwise):
         return np.dtype(dtype)
 
     def forward(a, dtype):
+        a = np.asarray(a)
+        if a.dtype.kind in "fiub" and np.dtype(dtype) in _WIDE.get(a.dtype.char, ()):
+            return a.astype(dtype)       # exact: nothing to overflow, no errstate context
         with np.errstate(over="ignore"):  # out of the target's range: inf, as PyTorch
-            return np.asarray(a).astype(dtype)
+            return a.astype(dtype)
 
     def backward(F, g, saved, node):
         return (g,)

@@ -167,7 +167,9 @@ class Linear(Op):
             out = np.matmul(x.reshape(_prod(x.shape[:-1]), k), weight.T)
             out = out.reshape(x.shape[:-1] + weight.shape[:1])
         if bias is not None:
-            if np.broadcast_shapes(out.shape, bias.shape) == out.shape:
+            bs = bias.shape
+            if (bs == out.shape[out.ndim - len(bs):] if len(bs) <= out.ndim else False) or \
+                    np.broadcast_shapes(out.shape, bs) == out.shape:
                 np.add(out, bias, out=out)
             else:
                 out = out + bias

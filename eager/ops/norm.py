@@ -48,18 +48,16 @@ class LayerNorm(Op):
         dims, eps = p["dim"], p["eps"]
         needs = node.needs
 
-        def f64(t, i):
-            return t if node.dtypes[i] == _F64 else F.cast(t, dtype=_F64)
-
-        xd = f64(x, 0)
-        xc = F.sub(xd, F.mean(xd, dim=dims, keepdim=True, dtype=None))
+        # float32 operands meet float64 ones below: promotion converts them exactly
+        xc = F.sub(x, F.mean(x, dim=dims, keepdim=True, dtype=_F64))
         var = F.mean(F.mul(xc, xc), dim=dims, keepdim=True, dtype=None)
         rstd = F.rsqrt(F.add(var, eps))
         xhat = F.mul(xc, rstd)
-        gd = f64(g, 0)                # g comes in the output's dtype: x's
+        # g comes in the output's dtype: x's
+        gd = g if node.dtypes[0] == _F64 else F.cast(g, dtype=_F64)
         gx = gw = gb = None
         if needs[0]:
-            gy = gd if w is None else F.mul(gd, f64(w, 1))
+            gy = gd if w is None else F.mul(gd, w)
             a = F.mean(gy, dim=dims, keepdim=True, dtype=None)
             b = F.mean(F.mul(gy, xhat), dim=dims, keepdim=True, dtype=None)
             gx = F.mul(F.sub(F.sub(gy, a), F.mul(xhat, b)), rstd)

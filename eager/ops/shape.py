@@ -13,6 +13,8 @@ import numpy as np
 
 from .base import Op
 
+_add_reduce = np.add.reduce
+
 
 def sum_to_shape(a: np.ndarray, shape: tuple) -> np.ndarray:
     """Sum ``a`` over the dimensions that broadcasting added or stretched to reach
@@ -22,9 +24,8 @@ def sum_to_shape(a: np.ndarray, shape: tuple) -> np.ndarray:
     lead = a.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
         i + lead for i, s in enumerate(shape) if s == 1 and a.shape[i + lead] != 1)
-    out = a.sum(axis=axes, keepdims=True) if axes else a
-    if lead:
-        out = out.reshape(out.shape[lead:])
+    # (``a.sum``'s own call, without its wrapper; one reshape to ``shape``)
+    out = _add_reduce(a, axis=axes, keepdims=True) if axes else a
     return out.reshape(shape)
 
 
