@@ -198,6 +198,12 @@ OP_ROWS = [
     op("std", lambda M, x, **k: x.std(**k),
        lambda g: [S(g.x(2, 3), dim=1), S(g.x(2, 3, 2), dim=(0, -1), correction=0,
                                           keepdim=True), S(g.x(3, 2))]),
+    op("scaled_dot_product_attention",
+       lambda M, q, k, v, **kw: M.nn.functional.scaled_dot_product_attention(q, k, v, **kw),
+       lambda g: [S(g.x(2, 3, 4), g.x(2, 5, 4), g.x(2, 5, 2)),
+                  S(g.x(2, 2, 3, 4), g.x(2, 2, 3, 4), g.x(2, 2, 3, 4), is_causal=True),
+                  S(g.x(1, 4, 2), g.x(1, 3, 2), g.x(1, 3, 3), is_causal=True, scale=0.7)],
+       vmap=False),   # vmap's batched storage runs the composite (no batching rule)
     op("layer_norm", lambda M, x, *wb, shape: M.nn.functional.layer_norm(x, shape, *wb),
        lambda g: [S(g.x(2, 3), g.x(3), g.x(3), shape=(3,)), S(g.x(2, 3, 4), shape=(3, 4)),
                   S(g.x(2, 3, 4), g.x(4), shape=(4,))],

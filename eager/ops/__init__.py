@@ -1,6 +1,7 @@
 """The op set.  Importing this package registers every op (see :mod:`eager.ops.base`)."""
 
 from . import (  # noqa: F401
+    attention,
     base,
     decomp,
     device,

@@ -178,3 +178,30 @@ def test_im2col_col2im_by_index_match_strided_copies(dt, monkeypatch):
         want = Wn.Col2im.forward(np.where(ref == fill, 0, ref).astype(dt), size=shape[2:],
                                  **geo)
         assert back.shape == want.shape and np.array_equal(back, want), (shape, k, p, s)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("needs", [(True, True, True), (True, False, False),
+                                   (False, True, True), (False, False, True)])
+def test_attention_one_op_matches_composite(causal, needs, monkeypatch):
+    from eager.nn.fn import attention as At
+    rng = np.random.default_rng(6)
+    for shape, s in (((4, 2, 8, 8), 8), ((3, 5, 4), 7)):
+        arrays = (rng.standard_normal(shape).astype(np.float32),
+                  rng.standard_normal(shape[:-2] + (s, shape[-1])).astype(np.float32),
+                  rng.standard_normal(shape[:-2] + (s, 5)).astype(np.float32))
+        g = rng.standard_normal(shape[:-1] + (5,)).astype(np.float32)
+        res = []
+        for one_op in (True, False):
+            if not one_op:
+                monkeypatch.setattr(At, "_one_op", lambda *a: False)
+            q, k, v = (eager.tensor(a, requires_grad=n) for a, n in zip(arrays, needs))
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            named = out.grad_fn.name() == "ScaledDotProductAttentionBackward0"
+            assert named == one_op
+            out.backward(eager.tensor(g))
+            res.append([out.detach().numpy()] + [None if t.grad is None else t.grad.numpy()
+                                                 for t in (q, k, v)])
+            monkeypatch.undo()
+        for a, b in zip(*res):                           # the same bits
+            assert (a is None and b is None) or np.array_equal(a, b)

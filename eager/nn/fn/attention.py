@@ -4,19 +4,23 @@ projections); :class:`eager.nn.MultiheadAttention` builds on them."""
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
 import numpy as np
 
 from ... import dtypes as _dt
+from ..._state import STATE
 from ...amp.autocast_mode import cast_inputs as _autocast
+from ...dispatch import dispatch
 from ...dtypes import is_float as _isf
 from ...factories import tensor, zeros
 from ...fn import elementwise as _ew
 from ...fn import linalg as _la
 from ...fn import reduce as _red
 from ...fn.shape import cat, chunk, expand, permute, reshape, squeeze, transpose, unsqueeze
+from ...ops import attention as _att
 from .dropout import dropout
 from .linear import linear
 from .vision import pad
@@ -33,7 +37,29 @@ def _is_float(t) -> bool:
 
 def _causal_mask(L: int, S: int):
     """The bool mask of ``is_causal``: query ``i`` sees keys ``0..i`` (top-left aligned)."""
-    return tensor(np.tril(np.ones((L, S), dtype=bool)))
+    return tensor(_causal_array(L, S))
+
+
+@functools.lru_cache(maxsize=64)
+def _causal_array(L: int, S: int):
+    mask = np.tril(np.ones((L, S), dtype=bool))
+    mask.flags.writeable = False
+    return mask
+
+
+_ONE_OP_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _one_op(query, key, value) -> bool:
+    """Whether attention runs as one op (:class:`eager.ops.attention.
+    ScaledDotProductAttention`): float32/float64 CPU arrays of one dtype (no vmap
+    storage), at least 3-D with the same batch shape, no autocast."""
+    q, k, v = query._data, key._data, value._data
+    if type(q) is not np.ndarray or type(k) is not np.ndarray or type(v) is not np.ndarray:
+        return False
+    return (q.dtype in _ONE_OP_DTYPES and q.dtype == k.dtype == v.dtype and q.ndim >= 3
+            and q.ndim == k.ndim == v.ndim and q.shape[:-2] == k.shape[:-2] == v.shape[:-2]
+            and STATE.autocast is None)
 
 
 def _check_sdpa(query, key, value, attn_mask) -> None:
@@ -134,6 +160,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
             value = _repeat_heads(value, hq // hv)
     L, S = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    if attn_mask is None and dropout_p <= 0.0 and _one_op(query, key, value):
+        mask = tensor(_causal_array(L, S)) if is_causal else None
+        return dispatch(_att.ScaledDotProductAttention, query, key, value, mask, scale=scale)
     scores = _la.matmul(_ew.mul(query, scale), transpose(key, -2, -1))
     keep = None                        # rows with at least one key (bool, broadcastable)
     if is_causal:
