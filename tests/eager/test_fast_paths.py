@@ -205,3 +205,19 @@ def test_attention_one_op_matches_composite(causal, needs, monkeypatch):
             monkeypatch.undo()
         for a, b in zip(*res):                           # the same bits
             assert (a is None and b is None) or np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("shape", [(4, 8), (5,), (), (2, 0)])
+def test_embedding_matches_index_select(shape):
+    rng = np.random.default_rng(7)
+    table = eager.tensor(rng.standard_normal((6, 3)).astype(np.float32), requires_grad=True)
+    idx = eager.tensor(rng.integers(0, 6, shape))
+    out = F.embedding(idx, table)
+    ref = eager.index_select(table, 0, idx.reshape(-1)).reshape(tuple(shape) + (3,))
+    assert np.array_equal(out.detach().numpy(), ref.detach().numpy())
+    g = eager.tensor(rng.standard_normal(tuple(shape) + (3,)).astype(np.float32))
+    (gt,) = eager.autograd.grad(out, table, g)
+    (gr,) = eager.autograd.grad(ref, table, g)
+    assert np.array_equal(gt.numpy(), gr.numpy())
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding(eager.tensor([0, 6]), table)

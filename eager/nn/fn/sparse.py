@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...dispatch import dispatch
 from ...fn import elementwise as _ew
 from ...fn.index import index_select as _index_select
+from ...ops import index as _ix
 from ...ops import loss as _loss
 from .linear import _reshape
 
 __all__ = ['embedding', 'one_hot']
+
+_INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
@@ -52,8 +57,17 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
                            f"following scalar types: Long, Int; but got {input.dtype} instead "
                            "(while checking arguments for embedding)")
     num, dim = weight.shape
-    flat = _reshape(input, (-1,))
-    out = _reshape(_index_select(weight, 0, flat), tuple(input.shape) + (dim,))
+    ix = input._data
+    if type(ix) is np.ndarray and ix.dtype in _INDEX_DTYPES:
+        # index_select's checks, then its Index op with the indices in their own shape
+        # (the same rows, and the same accumulation order in the backward's np.add.at)
+        if ix.size and (ix.min() < 0 or ix.max() >= num):
+            raise IndexError("index out of range in self")
+        out = dispatch(_ix.Index, weight, _reshape(input, (1,) + tuple(input.shape)),
+                       dims=(0,))
+    else:
+        flat = _reshape(input, (-1,))
+        out = _reshape(_index_select(weight, 0, flat), tuple(input.shape) + (dim,))
     if padding_idx is not None and out.requires_grad:
         if padding_idx < 0:
             padding_idx += num
