@@ -204,6 +204,9 @@ OP_ROWS = [
                   S(g.x(2, 2, 3, 4), g.x(2, 2, 3, 4), g.x(2, 2, 3, 4), is_causal=True),
                   S(g.x(1, 4, 2), g.x(1, 3, 2), g.x(1, 3, 3), is_causal=True, scale=0.7)],
        vmap=False),   # vmap's batched storage runs the composite (no batching rule)
+    op("conv_product", lambda M, x, w, *b, **kw: M.nn.functional.conv2d(x, w, *b, **kw),
+       lambda g: [S(g.x(2, 2, 4, 3), g.x(3, 2, 2, 2), g.x(3), padding=1),
+                  S(g.x(1, 3, 5, 4), g.x(2, 3, 3, 1), stride=(2, 1))]),
     op("layer_norm", lambda M, x, *wb, shape: M.nn.functional.layer_norm(x, shape, *wb),
        lambda g: [S(g.x(2, 3), g.x(3), g.x(3), shape=(3,)), S(g.x(2, 3, 4), shape=(3, 4)),
                   S(g.x(2, 3, 4), g.x(4), shape=(4,))],

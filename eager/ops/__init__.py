@@ -3,6 +3,7 @@
 from . import (  # noqa: F401
     attention,
     base,
+    conv,
     decomp,
     device,
     elementwise,

@@ -221,3 +221,40 @@ def test_embedding_matches_index_select(shape):
     assert np.array_equal(gt.numpy(), gr.numpy())
     with pytest.raises(IndexError, match="index out of range in self"):
         F.embedding(eager.tensor([0, 6]), table)
+
+
+def _conv_cases():
+    yield F.conv2d, (2, 3, 6, 5), (4, 3, 3, 2), dict(padding=1, stride=(1, 2))
+    yield F.conv2d, (3, 6, 4), (5, 3, 1, 1), dict(groups=1)          # unbatched, 1x1
+    yield F.conv1d, (2, 3, 9), (4, 3, 3), dict(dilation=2, padding="same")
+    yield F.conv3d, (1, 2, 4, 4, 3), (3, 2, 2, 2, 2), dict(stride=2)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("x_grad", [True, False])
+def test_conv_product_one_op_matches_composite(bias, x_grad, monkeypatch):
+    from eager.nn.fn import conv as Cv
+    rng = np.random.default_rng(8)
+    for fn, xs, ws, kw in _conv_cases():
+        xn = rng.standard_normal(xs).astype(np.float32)
+        wn = rng.standard_normal(ws).astype(np.float32)
+        bn = rng.standard_normal(ws[0]).astype(np.float32)
+        res = []
+        for one_op in (True, False):
+            if not one_op:
+                monkeypatch.setattr(Cv, "_one_op", lambda *a: False)
+            x = eager.tensor(xn, requires_grad=x_grad)
+            w = eager.tensor(wn, requires_grad=True)
+            b = eager.tensor(bn, requires_grad=True) if bias else None
+            out = fn(x, w, b, **kw)
+            names = {out.grad_fn.name()} | {f.name() for f, _ in out.grad_fn.next_functions
+                                            if f is not None}
+            assert ("ConvProductBackward0" in names) == one_op
+            out.relu_()                 # in place on the result: allowed either way
+            g = np.random.default_rng(9).standard_normal(tuple(out.shape)).astype(np.float32)
+            out.backward(eager.tensor(g))
+            res.append([out.detach().numpy()] + [t.grad.numpy() for t in (x, w, b)
+                                                 if t is not None and t.requires_grad])
+            monkeypatch.undo()
+        for a, b_ in zip(*res):                          # the same bits
+            assert np.array_equal(a, b_)

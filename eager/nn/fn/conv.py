@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
+from ..._state import STATE
 from ...amp import autocast_mode as _autocast
 from ...dispatch import dispatch
 from ...dtypes import cpp_name
 from ...dtypes import is_float as _isf
 from ...fn import elementwise as _ew
+from ...ops import conv as _cv
 from ...ops import shape as _shp
 from ...ops import window as _win
 from .args import batched, matmul, ntuple, reshape, shape_list, size_str, unbatched
@@ -125,6 +129,9 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nsp: int, name
         cols = dispatch(_win.Im2col, x, kernel=kernel, dilation=dilation, padding=pads,
                         stride=stride, fill=0)
     kn = _win.prod(kernel)
+    if groups == 1 and _one_op(cols, weight, bias):
+        out = dispatch(_cv.ConvProduct, cols, weight, bias, out_size=tuple(out_size))
+        return _own(unbatched(out, added))
     if groups == 1:
         out = matmul(reshape(weight, (out_c, cg * kn)), cols)
     else:
@@ -134,6 +141,21 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nsp: int, name
     if bias is not None:
         out = _ew.add(out, reshape(bias, (out_c,) + (1,) * nsp))
     return _own(unbatched(out, added))
+
+
+_ONE_OP_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _one_op(cols, weight, bias) -> bool:
+    """Whether the product step runs as one op (:class:`eager.ops.conv.ConvProduct`):
+    float32/float64 CPU arrays (no vmap storage), no autocast."""
+    if STATE.autocast is not None:
+        return False
+    for t in (cols, weight, bias):
+        if t is not None and (type(t._data) is not np.ndarray
+                              or t._data.dtype not in _ONE_OP_DTYPES):
+            return False
+    return True
 
 
 def _own(out):
