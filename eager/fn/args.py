@@ -52,6 +52,12 @@ def reduce_dims(input, dim, op: str, empty_all: bool = True) -> tuple:
 def norm_shape(shape, op: str = "") -> tuple:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list, Tensor)):
         shape = shape[0]
+    if type(shape) is tuple:
+        for s in shape:
+            if type(s) is not int:
+                break
+        else:
+            return shape         # plain ints already (the common case)
     if isinstance(shape, Tensor):
         shape = shape.tolist()
     out = []
