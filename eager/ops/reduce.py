@@ -461,28 +461,34 @@ class LogSoftmax(Op):
 
 # -- norm --------------------------------------------------------------------------------
 
+def norm_quiet(a, p, dim, keepdim=False):
+    """:class:`Norm`'s values, to be called with NumPy's divide/invalid/overflow warnings
+    off (the caller's ``errstate``: one context for many norms)."""
+    acc = _F32 if a.dtype == _F16 else a.dtype
+    x = np.abs(a).astype(acc, copy=False)
+    if p == 2.0:
+        out = np.sqrt(np.sum(x * x, axis=dim, keepdims=keepdim))
+    elif p == 1.0:
+        out = np.sum(x, axis=dim, keepdims=keepdim)
+    elif p == math.inf:
+        out = np.amax(x, axis=dim, keepdims=keepdim)
+    elif p == -math.inf:
+        out = np.amin(x, axis=dim, keepdims=keepdim)
+    elif p == 0.0:
+        out = np.sum(x != 0, axis=dim, keepdims=keepdim, dtype=acc)
+    else:
+        out = np.power(np.sum(np.power(x, p), axis=dim, keepdims=keepdim), 1.0 / p)
+    return np.asarray(out).astype(a.dtype, copy=False)
+
+
 class Norm(Op):
     """Vector ``p``-norm over ``dim`` (``p`` a float: 2, 1, inf, -inf, 0 or any other).
     The gradient is 0, not nan, where the norm is 0 (as PyTorch)."""
     saves = (0, OUT)
 
     def forward(a, p, dim, keepdim=False):
-        acc = _F32 if a.dtype == _F16 else a.dtype
-        x = np.abs(a).astype(acc, copy=False)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            if p == 2.0:
-                out = np.sqrt(np.sum(x * x, axis=dim, keepdims=keepdim))
-            elif p == 1.0:
-                out = np.sum(x, axis=dim, keepdims=keepdim)
-            elif p == math.inf:
-                out = np.amax(x, axis=dim, keepdims=keepdim)
-            elif p == -math.inf:
-                out = np.amin(x, axis=dim, keepdims=keepdim)
-            elif p == 0.0:
-                out = np.sum(x != 0, axis=dim, keepdims=keepdim, dtype=acc)
-            else:
-                out = np.power(np.sum(np.power(x, p), axis=dim, keepdims=keepdim), 1.0 / p)
-        return np.asarray(out).astype(a.dtype, copy=False)
+            return norm_quiet(a, p, dim, keepdim)
 
     def backward(F, g, saved, node):
         a, out = saved

@@ -18,7 +18,7 @@ from ...factories import tensor
 from ...fn.elementwise import clamp
 from ...fn.reduce import norm
 from ...fn.shape import stack
-from ...ops.reduce import Norm
+from ...ops.reduce import norm_quiet
 from ...tensor import Tensor
 
 _ndarray = np.ndarray
@@ -82,10 +82,10 @@ def _numpy_total_norm(tensors, norm_type: float):
     dt = arrays[0].dtype
     if dt not in _FLOATS or any(type(a) is not _ndarray or a.dtype != dt for a in arrays):
         return None
-    fwd = Norm.forward
-    norms = np.stack([np.asarray(fwd(a, p=norm_type, dim=tuple(range(a.ndim))))
-                      for a in arrays])
-    return Tensor._make(np.asarray(fwd(norms, p=norm_type, dim=(0,))))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # Norm's, once
+        norms = np.stack([np.asarray(norm_quiet(a, norm_type, tuple(range(a.ndim))))
+                          for a in arrays])
+        return Tensor._make(np.asarray(norm_quiet(norms, norm_type, (0,))))
 
 
 def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
