@@ -18,6 +18,7 @@ from ...factories import tensor
 from ...fn.elementwise import clamp
 from ...fn.reduce import norm
 from ...fn.shape import stack
+from ...inplace import fast_inplace
 from ...ops.reduce import norm_quiet
 from ...tensor import Tensor
 
@@ -69,7 +70,9 @@ def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor,
             c = cast.get(g.dtype)
             if c is None:
                 c = cast[g.dtype] = coef.to(g.dtype)
-            g.mul_(c)
+            # (g.mul_(c) without its overlap check: c is a fresh 0-d tensor)
+            if not fast_inplace(g, np.multiply, c):
+                g.mul_(c)
 
 
 def _numpy_total_norm(tensors, norm_type: float):
