@@ -32,6 +32,12 @@ NOT_ON_CUDA = {
     "normal": "random: needs a counter-based kernel (normal with tensor mean/std)",
     # a view of the same bytes as another dtype: needs a reinterpreting CudaArray view
     "view_dtype": "a view reinterpreting bytes (Tensor.view(dtype))",
+    # eager's CPU fast paths: one op for float32/float64 NumPy arrays; a CUDA tensor takes
+    # the composite of ops (each with its CUDA kernel), which is what the compiler fuses
+    "conv_product": "CPU fast path of a convolution's product step (CUDA: the composite)",
+    "layer_norm": "CPU fast path of F.layer_norm (CUDA: the composite)",
+    "scaled_dot_product_attention": "CPU fast path of F.scaled_dot_product_attention "
+                                    "(CUDA: the composite)",
 }
 
 
