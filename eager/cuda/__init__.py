@@ -10,6 +10,7 @@ from __future__ import annotations
 from runtime import device as _device
 
 from ..devices import check_cuda_ordinal as check_device
+from ..devices import device_count as _device_count
 from ..random import CUDA_GENERATOR
 
 
@@ -20,7 +21,7 @@ def is_available() -> bool:
 
 
 def device_count() -> int:
-    return _device.get("cuda").device_count() if is_available() else 0
+    return _device_count("cuda")
 
 
 def current_device() -> int:

@@ -24,7 +24,6 @@ from ..autograd.grad_mode import no_grad
 from ..devices import cuda_device, to_args, to_device
 from ..dtypes import is_float as _isf
 from ..tensor import Size, Tensor
-from ..tensor import Tensor as _T
 from ..tensor import device as _device
 from ._util import (
     _addindent,
@@ -450,10 +449,10 @@ class Module:
                 raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
                                 f"desired dtype={_dt.from_numpy(npd)}")
         def convert(a):  # (moving a tensor checks the device: none to move, no error)
-            if dev is not None and _T._make(a).device.type != dev:
-                a = to_device(_T._make(a), dev)._data
+            if dev is not None and Tensor._make(a).device.type != dev:
+                a = to_device(Tensor._make(a), dev)._data
             if npd is not None and _isf(a.dtype) and a.dtype != npd:
-                a = _T._make(a).to(npd)._data
+                a = Tensor._make(a).to(npd)._data
             return a
         return self._apply(convert)
 
@@ -483,7 +482,7 @@ class Module:
         def convert(a):
             if isinstance(device, (str, _device)) and _device(device).type != "cuda":
                 raise RuntimeError("Invalid device, must be cuda device")
-            return to_device(_T._make(a), cuda_device(device))._data
+            return to_device(Tensor._make(a), cuda_device(device))._data
         return self._apply(convert)
 
     # -- state dict -------------------------------------------------------------------
