@@ -111,6 +111,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def _run(roots, root_grads, retain_graph, create_graph, inputs, capture, partial=False):
+    """Run a backward with its own ``queue_callback`` list."""
     outer, _running.callbacks = _running.callbacks, []
     try:
         return _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
@@ -130,6 +131,7 @@ def _upcast_half_tensors(items) -> tuple:
 
 def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
                partial=False):
+    """Run one backward: pick the walk (spine, lean or general), seed, count, walk."""
     autocast = STATE.autocast
     if autocast is not None:
         # a backward inside an autocast region: each backward op runs in the dtypes its
@@ -160,136 +162,23 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
             if done is not None:
                 return done
 
-    if root_grads is not None and len(root_grads) != len(roots):
-        raise RuntimeError(f"got {len(root_grads)} gradients for {len(roots)} outputs")
-    node_buf: dict = {}   # Node -> gradient flowing into it
-    leaf_buf: dict = {}   # id(leaf) -> [leaf, gradient]
-    for i, t in enumerate(roots):
-        if not t.requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
-                               "have a grad_fn")
-        g = None if root_grads is None else root_grads[i]
-        if g is None:
-            if t._data.size != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs "
-                                   f"(got an output of shape {tuple(t._data.shape)})")
-            if as_tensors:
-                g = ones_like(t)
-            else:
-                g = np.ones_like(t._data)
-        else:
-            if not isinstance(g, Tensor):
-                g = Tensor._make(np.asarray(g, dtype=t._data.dtype))
-            if g._data.shape != t._data.shape:
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
-                                   f"{tuple(g._data.shape)} and output[{i}] has a shape of "
-                                   f"{tuple(t._data.shape)}.")
-            if not as_tensors:
-                g = g._data
-        _send(t.grad_fn if t.grad_fn is not None else t, g, node_buf, leaf_buf, F)
-
+    node_buf, leaf_buf = _seed(roots, root_grads, as_tensors, F)
     # which nodes' totals to capture (autograd.grad / backward(inputs=...))
-    want_nodes = {}
-    want_leaves = None
-    if inputs is not None:
-        want_leaves = {}
-        for k, t in enumerate(inputs):
-            if t.grad_fn is None:
-                want_leaves[id(t)] = k
-            else:
-                want_nodes[t.grad_fn] = k
+    want_nodes, want_leaves = _wanted(inputs)
     captured = [None] * (len(inputs) if inputs is not None else 0)
-
-    # dependency counts: how many edges point at each node from nodes we will run
     useful = None if inputs is None else _useful_nodes(list(node_buf), want_nodes, want_leaves)
-    deps: dict = {}
     # id(leaf) -> gradients still to come, when leaves are accumulated as they complete
     leaf_deps: dict | None = None if capture else {}
-    stack = [n for n in node_buf]
-    seen = set(map(id, stack))
-    while stack:
-        n = stack.pop()
-        if partial and n in want_nodes:
-            continue  # an input: nothing behind it counts
-        sends = leaf_deps is not None and (useful is None or useful.get(n))
-        for nx in n.next:
-            if type(nx) is Node:
-                if useful is None or nx in useful:
-                    deps[nx] = deps.get(nx, 0) + 1
-                    if id(nx) not in seen:
-                        seen.add(id(nx))
-                        stack.append(nx)
-            elif nx is not None and sends:
-                leaf_deps[id(nx)] = leaf_deps.get(id(nx), 0) + 1
+    deps = _count_deps(list(node_buf), useful, want_nodes if partial else None, leaf_deps)
     ready = [n for n in node_buf if n not in deps]
     finish = _LeafFinisher(quiet, as_tensors, create_graph, want_leaves)
 
     prev_mode = STATE.grad_enabled
     if not create_graph:
         STATE.grad_enabled = False
-    anomaly = STATE.anomaly
     try:
-        while ready:
-            node = ready.pop()
-            g = node_buf.pop(node)
-            if (node.hooks or node.retains) and not quiet:
-                g = _tensor_hooks(node, g, as_tensors)
-            if want_nodes and node in want_nodes:
-                captured[want_nodes[node]] = _final(g) if as_tensors else \
-                    Tensor._make(np.asarray(g))
-                if partial:
-                    continue
-            if useful is not None and not useful.get(node):
-                continue  # no wanted input lies behind this node
-            saved = node.saved
-            unpacked = node.unpack(as_tensors) if saved is None or saved else ()
-            if node.half:  # a float16/bfloat16 op: its maths in float32, rounded once
-                if as_tensors:
-                    g, unpacked = _upcast_half_tensors((g,))[0], _upcast_half_tensors(unpacked)
-                else:
-                    g, unpacked = upcast_half((g,))[0], tuple(upcast_half(unpacked))
-            grads = node.op.backward(F, g, unpacked, node)
-            if not retain_graph and saved:
-                node.saved = None
-                node.out_data = None
-            if anomaly:
-                _check_anomaly(node, grads, as_tensors)
-            shapes = node.shapes
-            dtypes = node.dtypes
-            for i, nx in enumerate(node.next):
-                if nx is None:
-                    continue
-                gi = grads[i]
-                if gi is not None:
-                    arr = gi._data if as_tensors else gi
-                    if arr.shape != shapes[i]:
-                        gi = F.sum_to(gi, shape=shapes[i])
-                    if arr.dtype is not dtypes[i] and arr.dtype != dtypes[i]:
-                        gi = F.cast(gi, dtype=dtypes[i])
-                if type(nx) is Node:
-                    if gi is None or (useful is not None and nx not in useful):
-                        continue
-                    prev = node_buf.get(nx)
-                    node_buf[nx] = gi if prev is None else F.add(prev, gi)
-                    deps[nx] -= 1
-                    if deps[nx] == 0:
-                        ready.append(nx)
-                    continue
-                key = id(nx)
-                if gi is not None:
-                    if not as_tensors and (gi is g or type(gi) is not _ndarray
-                                           or gi.base is not None):
-                        gi = np.array(gi)  # take ownership: g may be shared elsewhere
-                    entry = leaf_buf.get(key)
-                    if entry is None:
-                        leaf_buf[key] = [nx, gi]
-                    else:
-                        entry[1] = F.add(entry[1], gi)
-                if leaf_deps is not None:
-                    left = leaf_deps[key] - 1
-                    leaf_deps[key] = left
-                    if left == 0 and key in leaf_buf:  # its last gradient has arrived
-                        finish(key, *leaf_buf.pop(key))
+        _walk(ready, node_buf, leaf_buf, deps, leaf_deps, finish, F, retain_graph,
+              as_tensors, not quiet, want_nodes, captured, partial, useful, STATE.anomaly)
         # leaves not finished yet: roots that are leaves, or every leaf when capturing
         for key, (leaf, gl) in leaf_buf.items():
             if capture:
@@ -306,6 +195,144 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
     finally:
         STATE.grad_enabled = prev_mode
     return captured
+
+
+def _root_grad(t, g, i, as_tensors):
+    """The gradient that starts the walk at root ``i``: ones for a scalar, else ``g`` checked."""
+    if g is None:
+        if t._data.size != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs "
+                               f"(got an output of shape {tuple(t._data.shape)})")
+        return ones_like(t) if as_tensors else np.ones_like(t._data)
+    if not isinstance(g, Tensor):
+        g = Tensor._make(np.asarray(g, dtype=t._data.dtype))
+    if g._data.shape != t._data.shape:
+        raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                           f"{tuple(g._data.shape)} and output[{i}] has a shape of "
+                           f"{tuple(t._data.shape)}.")
+    return g if as_tensors else g._data
+
+
+def _seed(roots, root_grads, as_tensors, F):
+    """The node and leaf buffers holding the roots' gradients (checked) before the walk."""
+    if root_grads is not None and len(root_grads) != len(roots):
+        raise RuntimeError(f"got {len(root_grads)} gradients for {len(roots)} outputs")
+    node_buf: dict = {}   # Node -> gradient flowing into it
+    leaf_buf: dict = {}   # id(leaf) -> [leaf, gradient]
+    for i, t in enumerate(roots):
+        if not t.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
+        g = _root_grad(t, None if root_grads is None else root_grads[i], i, as_tensors)
+        _send(t.grad_fn if t.grad_fn is not None else t, g, node_buf, leaf_buf, F)
+    return node_buf, leaf_buf
+
+
+def _wanted(inputs):
+    """``(want_nodes, want_leaves)``: input position by grad node, and by id of a leaf."""
+    want_nodes: dict = {}
+    if inputs is None:
+        return want_nodes, None
+    want_leaves: dict = {}
+    for k, t in enumerate(inputs):
+        if t.grad_fn is None:
+            want_leaves[id(t)] = k
+        else:
+            want_nodes[t.grad_fn] = k
+    return want_nodes, want_leaves
+
+
+def _count_deps(starts, useful, stop_at, leaf_deps) -> dict:
+    """Node -> how many edges point at it from the nodes the walk will run (and the
+    same per leaf into ``leaf_deps`` when given); nodes in ``stop_at`` are not followed."""
+    deps: dict = {}
+    stack = list(starts)
+    seen = set(map(id, stack))
+    while stack:
+        n = stack.pop()
+        if stop_at is not None and n in stop_at:
+            continue  # an input: nothing behind it counts
+        sends = leaf_deps is not None and (useful is None or useful.get(n))
+        for nx in n.next:
+            if type(nx) is Node:
+                if useful is None or nx in useful:
+                    deps[nx] = deps.get(nx, 0) + 1
+                    if id(nx) not in seen:
+                        seen.add(id(nx))
+                        stack.append(nx)
+            elif nx is not None and sends:
+                leaf_deps[id(nx)] = leaf_deps.get(id(nx), 0) + 1
+    return deps
+
+
+def _walk(ready, node_buf, leaf_buf, deps, leaf_deps, finish, F, retain_graph,
+          as_tensors=False, hooks=False, want_nodes=None, captured=None, partial=False,
+          useful=None, anomaly=False) -> None:
+    """Run each ready node's formula and route its gradients to the nodes and leaves
+    behind it (the general walk and the lean one both; the defaults are the lean's)."""
+    add, sum_to, cast = F.add, F.sum_to, F.cast
+    while ready:
+        node = ready.pop()
+        g = node_buf.pop(node)
+        if hooks and (node.hooks or node.retains):
+            g = _tensor_hooks(node, g, as_tensors)
+        if want_nodes and node in want_nodes:
+            captured[want_nodes[node]] = _final(g) if as_tensors else \
+                Tensor._make(np.asarray(g))
+            if partial:
+                continue
+        if useful is not None and not useful.get(node):
+            continue  # no wanted input lies behind this node
+        saved = node.saved
+        unpacked = node.unpack(as_tensors) if saved is None or saved else ()
+        if node.half:  # a float16/bfloat16 op: its maths in float32, rounded once
+            if as_tensors:
+                g, unpacked = _upcast_half_tensors((g,))[0], _upcast_half_tensors(unpacked)
+            else:
+                g, unpacked = upcast_half((g,))[0], tuple(upcast_half(unpacked))
+        grads = node.op.backward(F, g, unpacked, node)
+        if not retain_graph and saved:
+            node.saved = None
+            node.out_data = None
+        if anomaly:
+            _check_anomaly(node, grads, as_tensors)
+        shapes = node.shapes
+        dtypes = node.dtypes
+        for i, nx in enumerate(node.next):
+            if nx is None:
+                continue
+            gi = grads[i]
+            if gi is not None:
+                arr = gi._data if as_tensors else gi
+                if arr.shape != shapes[i]:
+                    gi = sum_to(gi, shape=shapes[i])
+                if arr.dtype is not dtypes[i] and arr.dtype != dtypes[i]:
+                    gi = cast(gi, dtype=dtypes[i])
+            if type(nx) is Node:
+                if gi is None or (useful is not None and nx not in useful):
+                    continue
+                prev = node_buf.get(nx)
+                node_buf[nx] = gi if prev is None else add(prev, gi)
+                left = deps[nx] - 1
+                deps[nx] = left
+                if left == 0:
+                    ready.append(nx)
+                continue
+            key = id(nx)
+            if gi is not None:
+                if not as_tensors and (gi is g or type(gi) is not _ndarray
+                                       or gi.base is not None):
+                    gi = np.array(gi)  # take ownership: g may be shared elsewhere
+                entry = leaf_buf.get(key)
+                if entry is None:
+                    leaf_buf[key] = [nx, gi]
+                else:
+                    entry[1] = add(entry[1], gi)
+            if leaf_deps is not None:
+                left = leaf_deps[key] - 1
+                leaf_deps[key] = left
+                if left == 0 and key in leaf_buf:  # its last gradient has arrived
+                    finish(key, *leaf_buf.pop(key))
 
 
 def _chain(root):
@@ -342,20 +369,8 @@ def _chain(root):
 
 
 def _run_chain(root, nodes, root_grads, retain_graph):
-    g = None if root_grads is None else root_grads[0]
-    if g is None:
-        if root._data.size != 1:
-            raise RuntimeError("grad can be implicitly created only for scalar outputs "
-                               f"(got an output of shape {tuple(root._data.shape)})")
-        g = np.ones_like(root._data)
-    else:
-        if not isinstance(g, Tensor):
-            g = Tensor._make(np.asarray(g, dtype=root._data.dtype))
-        if g._data.shape != root._data.shape:
-            raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
-                               f"{tuple(g._data.shape)} and output[0] has a shape of "
-                               f"{tuple(root._data.shape)}.")
-        g = g._data
+    """The spine's walk (see :func:`_chain`): one gradient carried from node to node."""
+    g = _root_grad(root, None if root_grads is None else root_grads[0], 0, False)
     prev_mode = STATE.grad_enabled
     STATE.grad_enabled = False
     finish = _LeafFinisher(False, False, False, None)
@@ -425,58 +440,12 @@ def _run_plain(root, retain_graph):
                 k = id(nx)
                 leaf_deps[k] = leaf_deps.get(k, 0) + 1
     node_buf = {first: np.ones_like(root._data)}
-    leaf_buf: dict = {}
     ready = [first] if first not in deps else []
     finish = _LeafFinisher(False, False, False, None)
-    add, sum_to, cast = A.add, A.sum_to, A.cast
     prev_mode = STATE.grad_enabled
     STATE.grad_enabled = False
     try:
-        while ready:
-            node = ready.pop()
-            g = node_buf.pop(node)
-            saved = node.saved
-            unpacked = node.unpack(False) if saved is None or saved else ()
-            if node.half:  # a float16/bfloat16 op: its maths in float32, rounded once
-                g, unpacked = upcast_half((g,))[0], tuple(upcast_half(unpacked))
-            grads = node.op.backward(A, g, unpacked, node)
-            if not retain_graph and saved:
-                node.saved = None
-                node.out_data = None
-            shapes = node.shapes
-            dtypes = node.dtypes
-            for i, nx in enumerate(node.next):
-                if nx is None:
-                    continue
-                gi = grads[i]
-                if gi is not None:
-                    if gi.shape != shapes[i]:
-                        gi = sum_to(gi, shape=shapes[i])
-                    if gi.dtype is not dtypes[i] and gi.dtype != dtypes[i]:
-                        gi = cast(gi, dtype=dtypes[i])
-                if type(nx) is Node:
-                    if gi is None:
-                        continue
-                    prev = node_buf.get(nx)
-                    node_buf[nx] = gi if prev is None else add(prev, gi)
-                    left = deps[nx] - 1
-                    deps[nx] = left
-                    if left == 0:
-                        ready.append(nx)
-                    continue
-                key = id(nx)
-                if gi is not None:
-                    if gi is g or type(gi) is not _ndarray or gi.base is not None:
-                        gi = np.array(gi)  # take ownership: g may be shared elsewhere
-                    entry = leaf_buf.get(key)
-                    if entry is None:
-                        leaf_buf[key] = [nx, gi]
-                    else:
-                        entry[1] = add(entry[1], gi)
-                left = leaf_deps[key] - 1
-                leaf_deps[key] = left
-                if left == 0 and key in leaf_buf:  # its last gradient has arrived
-                    finish(key, *leaf_buf.pop(key))
+        _walk(ready, node_buf, {}, deps, leaf_deps, finish, A, retain_graph)
         callbacks = _running.callbacks
         while callbacks:
             callbacks.pop(0)()
