@@ -110,7 +110,8 @@ class CompiledFunction:
     def reset(self) -> None:
         """Forget every trace and counter."""
         self._cache: dict = {}
-        self._always_eager: str | None = None
+        self._always_eager: str | None = None  # why every call runs the body eagerly
+        self._breaks: list[str] = []   # the graph breaks behind it, each naming its line
         self._last_key = None
         self._warned_limit = False
         self._n_traces = 0
@@ -202,9 +203,9 @@ class CompiledFunction:
         if _VMAPS:  # inside eager.func.vmap: its batched tensors run the function eagerly
             self._fallback(_UNDER_VMAP)
             return self.fn(*args, **kwargs)
-        if self._always_eager is not None:
+        if self._always_eager is not None:  # a graph break: Module calls still compiled
             self._fallback(self._always_eager)
-            return self.fn(*args, **kwargs)
+            return self._run_broken(args, kwargs)
         if self._streak >= BACKOFF_AFTER and self._skip_lookup():
             st["fallbacks"] += 1  # past max_traces, calls keep missing: eager at its speed
             return self._regions.run(self.fn, args, kwargs)
@@ -430,7 +431,7 @@ class CompiledFunction:
             if observer.this_call_only:  # (a buffer registered lazily): trace the next call
                 self._fallback(f"this call could not be traced: {observer.unsure[0]}")
                 return result
-            self._run_eagerly("; ".join(observer.unsure))
+            self._run_eagerly(observer.unsure)
             return result
         if tracer.half and not (tracer.breaks or tracer.unsupported):
             # float16/bfloat16 (autocast, .half()): eager computes them in float32 and rounds;
@@ -445,9 +446,7 @@ class CompiledFunction:
                            "them: " + "; ".join(tracer.unsupported), count=False)
             return result
         if tracer.breaks or tracer.unsupported:
-            why = "; ".join(tracer.breaks + tracer.unsupported)
-            self._always_eager = f"runs eagerly on every call: {why}"
-            self._fallback(self._always_eager, count=False)  # counted above
+            self._graph_break(tracer.breaks + tracer.unsupported)
             return result
         t0 = time.perf_counter()
         try:
@@ -455,8 +454,7 @@ class CompiledFunction:
         except GraphBreak as e:
             if self.fullgraph:
                 raise GraphBreakError(f"{self.__name__}: graph break: {e}") from None
-            self._always_eager = f"runs eagerly on every call: {e}"
-            self._fallback(self._always_eager, count=False)
+            self._graph_break(str(e).split("; "))
             return result
         except Exception as e:  # never an exception to the user: this key stays eager
             if self.fullgraph:
@@ -481,17 +479,31 @@ class CompiledFunction:
                        path.graph)
         return result
 
+    def _graph_break(self, reasons: list) -> None:
+        """The function cannot be traced whole (each reason names its line): from now on
+        every call runs the body eagerly with Module calls compiled (:meth:`_run_broken`)."""
+        self._breaks = list(reasons)
+        self._always_eager = ("runs eagerly on every call, each nn.Module it calls compiled "
+                              "on its own (graph break: " + "; ".join(reasons) + ")")
+        self._fallback(self._always_eager, count=False)  # (this call was counted)
+
+    def _run_broken(self, args, kwargs):
+        """A call of a function that cannot be traced whole (a graph break): its body runs
+        eagerly, and each ``nn.Module`` it calls is a compiled region of its own (traced,
+        guarded and replayed like any compiled function; its outputs hang in eager's
+        autograd graph), so the model still runs compiled around the line that broke."""
+        if self._regions is None:
+            self._regions = Regions(self._region)
+        return self._regions.run(self.fn, args, kwargs)
+
     def _region(self, fn) -> "CompiledFunction":
         """A compiled function for one Module call of a body running eagerly."""
         return CompiledFunction(fn, fullgraph=False, max_traces=self.max_traces,
                                 backend=self.backend, check=self.check)
 
-    def _run_eagerly(self, why: str) -> None:
-        """The function cannot be compiled safely: every call runs eagerly from now on."""
-        self._always_eager = f"runs eagerly on every call: {why}"
-        self._fallback(self._always_eager, count=False)
-        if self.fullgraph:
-            raise GraphBreakError(f"{self.__name__}: {why}")
+    def _run_eagerly(self, reasons: list) -> None:
+        """Code the observer cannot follow safely (``reasons``): a graph break, warned."""
+        self._graph_break(reasons)
         warnings.warn(f"{self.__name__}: {self._always_eager}", CompileWarning, stacklevel=4)
 
     def _build(self, tracer: Tracer, tensors, result, observer):
