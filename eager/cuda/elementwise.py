@@ -118,20 +118,20 @@ def elementwise_impl(op):
 def copy_into(dst: CudaArray, src) -> None:
     """``dst[...] = src`` (broadcast, cast as ``astype``): in-place writes (float16/bfloat16
     through the conversion kernels, then a copy of the bits)."""
+    if isinstance(src, CudaArray) and src.host is not None:
+        src = src.host                    # a 0-d value still on the host: a fill
+    if not isinstance(src, CudaArray):
+        if np.ndim(src) == 0:
+            launch.fill(dst, src)         # the value is a kernel argument: no copy
+            return
+        src = CudaArray.from_host(np.asarray(src, dst.dtype))
     if dst.dtype.char in _HALF:
-        if isinstance(src, CudaArray):
-            src = src if src.dtype == dst.dtype else cast(src, dst.dtype)
-        else:
-            src = CudaArray.from_host(np.asarray(src, dst.dtype))
+        src = src if src.dtype == dst.dtype else cast(src, dst.dtype)
         run_elementwise(S.Expand, [bits(src)], {"shape": dst.shape}, out=bits(dst))
         return
-    if isinstance(src, CudaArray) and src.dtype.char in _HALF:
+    if src.dtype.char in _HALF:
         src = cast(src, _F32)
-    if isinstance(src, CudaArray):
-        run_elementwise(E.Cast, [src], {"dtype": dst.dtype}, out=dst)
-    else:
-        run_elementwise(S.Expand, [CudaArray.from_host(np.asarray(src, dst.dtype))],
-                        {"shape": dst.shape}, out=dst)
+    run_elementwise(E.Cast, [src], {"dtype": dst.dtype}, out=dst)
 
 
 def contiguous(a: CudaArray) -> CudaArray:
@@ -156,6 +156,8 @@ def reshape(a, shape):
 
 
 def full(shape, value, dtype, device=None):
+    """A new array of ``value``: one fill kernel taking the value as an argument (no host
+    array copied over)."""
     out = CudaArray.empty(shape, dtype)
     if out.size:
         copy_into(out, value)

@@ -132,6 +132,8 @@ class CUDA(Device):
 
 def _type_of(a):
     """A JSON description of a kernel argument's Numba type (see :mod:`.ptxcheck`)."""
+    if isinstance(a, np.generic):          # a NumPy scalar: its own dtype
+        return ["scalar", a.dtype.name]
     if isinstance(a, (bool, np.bool_)):
         return ["bool"]
     if isinstance(a, (int, np.integer)):

@@ -163,20 +163,66 @@ def storage_dtype(dtype: np.dtype) -> np.dtype:
 _U16 = np.dtype(np.uint16)
 
 
+#: host-to-device copies made by :class:`CudaArray` (``h2d``: from_host and 0-d values
+#: moved to device memory) and device-to-host ones (``d2h``: to_host)
+TRANSFERS = {"h2d": 0, "d2h": 0}
+
+
 class CudaArray:
     """A strided view (``shape``, element ``estrides``, element ``offset``) of ``base``,
     a 1-D device array of ``dtype`` (its bits as uint16 for bfloat16: see
-    :func:`storage_dtype`) over one :class:`Block` (kept alive by ``block``)."""
+    :func:`storage_dtype`) over one :class:`Block` (kept alive by ``block``).
 
-    __slots__ = ("__weakref__", "base", "block", "dtype", "estrides", "offset", "shape")
+    A 0-d array made from a host value (:meth:`scalar`, and :meth:`from_host` of a 0-d
+    array) keeps that value in ``host`` and has no device memory until something reads
+    ``base`` or ``block``: kernels take it as a scalar argument (``launch.run_core``),
+    as PyTorch passes a CPU scalar tensor to a CUDA kernel, so a constant costs no
+    host-to-device copy.  The first read of ``base`` copies the value over (once) and
+    ``host`` becomes None: from then on it is an ordinary device array (writes go to the
+    device)."""
+
+    __slots__ = ("__weakref__", "_base", "_block", "dtype", "estrides", "host", "offset",
+                 "shape")
 
     def __init__(self, base, block, shape, estrides, offset=0, dtype=None):
-        self.base = base
-        self.block = block
+        self._base = base
+        self._block = block
+        self.host = None
         self.dtype = base.dtype if dtype is None else np.dtype(dtype)
         self.shape = tuple(int(s) for s in shape)
         self.estrides = tuple(int(s) for s in estrides)
         self.offset = int(offset)
+
+    @property
+    def base(self):
+        """The 1-D device array (a 0-d host value is copied over on first read)."""
+        b = self._base
+        return b if b is not None else self._materialize()
+
+    @property
+    def block(self):
+        if self._base is None:
+            self._materialize()
+        return self._block
+
+    def _materialize(self):
+        dev = CudaArray._from_host_copy(np.asarray(self.host))
+        self._base, self._block, self.host = dev._base, dev._block, None
+        return self._base
+
+    @staticmethod
+    def scalar(value, dtype=None) -> CudaArray:
+        """A 0-d array of ``value`` (cast to ``dtype``) held on the host until device
+        memory is needed (see the class doc); float16/bfloat16 values are copied at once
+        (kernels take no half scalar arguments)."""
+        v = np.asarray(value, dtype)
+        if v.dtype.char in "eE":
+            return CudaArray._from_host_copy(v.reshape(()))
+        out = CudaArray.__new__(CudaArray)
+        out._base = out._block = None
+        out.host = v.reshape(())[()]
+        out.dtype, out.shape, out.estrides, out.offset = v.dtype, (), (), 0
+        return out
 
     # -- allocation ------------------------------------------------------------------
     @staticmethod
@@ -190,10 +236,19 @@ class CudaArray:
 
     @staticmethod
     def from_host(a: np.ndarray) -> CudaArray:
+        """A device copy of ``a`` (a 0-d value stays on the host until needed: see the
+        class doc)."""
+        if np.ndim(a) == 0:
+            return CudaArray.scalar(a)
+        return CudaArray._from_host_copy(a)
+
+    @staticmethod
+    def _from_host_copy(a: np.ndarray) -> CudaArray:
         shape = np.shape(a)
         a = np.ascontiguousarray(a).reshape(shape)   # (ascontiguousarray makes 0-d 1-d)
         out = CudaArray.empty(a.shape, a.dtype)
         if a.size:
+            TRANSFERS["h2d"] += 1
             out.base[:a.size].copy_to_device(a.reshape(-1).view(storage_dtype(a.dtype)))
         return out
 
@@ -210,8 +265,11 @@ class CudaArray:
 
     def to_host(self) -> np.ndarray:
         """A NumPy copy of the values (the base copied over, then the view taken)."""
+        if self._base is None:
+            return np.array(self.host)
         if not self.size:
             return np.empty(self.shape, self.dtype)
+        TRANSFERS["d2h"] += 1
         lo, hi = self._extent()
         flat = self.base[lo:hi].copy_to_host().view(self.dtype)
         view = np.lib.stride_tricks.as_strided(
@@ -230,6 +288,8 @@ class CudaArray:
 
     def copy(self) -> CudaArray:
         """A contiguous copy on the device (device-to-device when contiguous)."""
+        if self._base is None:
+            return CudaArray.scalar(self.host)
         if not self.is_contiguous:
             return CudaArray.from_host(self.to_host())
         out = CudaArray.empty(self.shape, self.dtype)

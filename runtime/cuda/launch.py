@@ -42,10 +42,14 @@ def run_core(core, out_vars, operands, out_dtypes, shape, doc="", outs=None) -> 
     """Evaluate a scalar core (lines reading ``a0, a1, ..``) at every element of ``shape``
     on the GPU: ``operands`` are CUDA arrays (broadcast to ``shape``) or Python scalars
     (weak scalar arguments); returns one new contiguous array per ``out_vars`` entry (or
-    writes into ``outs``).  One kernel per (core, operand layout), cached."""
+    writes into ``outs``).  A 0-d CUDA array whose value is still on the host
+    (:meth:`CudaArray.scalar`) is a scalar argument of its dtype: no copy to the device.
+    One kernel per (core, operand layout), cached."""
     shape = tuple(shape)
     flat_in, scalars, kargs = [], [], []
     for a in operands:
+        if isinstance(a, CudaArray) and a.host is not None:   # a 0-d value on the host
+            a = a.host
         if isinstance(a, CudaArray):
             flat = a.shape == shape and a.is_contiguous
             kargs += [a.base, a.offset] + ([] if flat else [a.broadcast_to(shape).estrides])
@@ -71,6 +75,20 @@ def run_core(core, out_vars, operands, out_dtypes, shape, doc="", outs=None) -> 
         blocks, threads = DEV.grid(n)
         DEV.launch(mod, "kernel", blocks, threads, kargs + [shape, n])
     return outs
+
+
+def fill(out: CudaArray, value) -> CudaArray:
+    """Write ``value`` (cast to ``out``'s dtype as ``astype``) into every element of the
+    view ``out``: a kernel taking the value as an argument, no host array copied over.
+    float16/bfloat16 are filled with the value's bits."""
+    v = np.asarray(value, out.dtype)
+    if out.dtype.char in "eE":
+        v = v.view(np.int16)
+        out = CudaArray(out.base.view(np.int16), out.block, out.shape, out.estrides,
+                        out.offset, np.int16)
+    run_core(("t0 = a0",), ["t0"], [v.reshape(())[()]], [out.dtype], out.shape,
+             "fill", outs=[out])
+    return out
 
 
 _ACC = {"f": ("float64", "0.0"), "i": ("int64", "0"), "u": ("int64", "0"), "b": ("int64", "0")}
@@ -230,7 +248,7 @@ def bernoulli_tensor(out: CudaArray, p: CudaArray, seed: int, offset: int) -> bo
     """Fill ``out`` with 1 where a uniform draw falls below the contiguous ``p`` (same
     size); whether some probability was outside [0, 1] (a device flag read back)."""
     n = out.size
-    bad = CudaArray.from_host(np.zeros(1, np.int32))
+    bad = fill(CudaArray.empty((1,), np.int32), 0)
     blocks, threads = DEV.grid(n)
     DEV.launch(_random_module(), "bernoulli_tensor", blocks, threads,
                [out.base[out.offset:out.offset + n], p.base[p.offset:p.offset + n], n, seed,

@@ -27,6 +27,8 @@ def numba_type(desc):
     kind = desc[0]
     if kind == "array":
         return types.Array(from_dtype(np.dtype(desc[1])), desc[2], "C")
+    if kind == "scalar":
+        return from_dtype(np.dtype(desc[1]))
     if kind == "int64":
         return types.int64
     if kind == "float64":
