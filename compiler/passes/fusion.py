@@ -223,13 +223,31 @@ def fuse(graph: Graph, device: Device | None = None, singleton_min: int | None =
     if singleton_min is None:
         singleton_min = device.singleton_min
     nodes = graph.nodes
-    n_nodes = len(nodes)
     prod: dict = {}
     for i, n in enumerate(nodes):
         if n.out is not None:
             prod[n.out.id] = i
+    parents, seg, anc, desc = _dependencies(nodes, prod)
+    ok = [fusible(n, device) for n in nodes]
+    group_of, groups = _group_vertical(nodes, ok, parents, seg, anc, desc)
+    out_ids = {v.id for v in graph.outputs}
+    consumers: dict = {}
+    for i, n in enumerate(nodes):
+        for v in n.values():
+            consumers.setdefault(v.id, []).append(i)
+    reduce_of = _attach_reductions(nodes, device, prod, group_of, groups, seg, anc, desc,
+                                   consumers, out_ids)
+    _merge_horizontal(nodes, group_of, groups, reduce_of)
+    fused = _chosen_groups(nodes, groups, reduce_of, singleton_min)
+    if not fused:
+        return graph
+    return _rebuild(graph, nodes, fused, reduce_of, parents, prod, consumers, out_ids)
 
-    # dependencies (with effect-chain edges), guard segments, ancestors/descendants
+
+def _dependencies(nodes, prod) -> tuple:
+    """``(parents, seg, anc, desc)`` per node: producers (with effect-chain edges), guard
+    segment, ancestor and descendant bit sets."""
+    n_nodes = len(nodes)
     parents: list = []
     seg: list = []
     s = 0
@@ -259,10 +277,13 @@ def fuse(graph: Graph, device: Device | None = None, singleton_min: int | None =
         d = desc[i] | (1 << i)
         for p in parents[i]:
             desc[p] |= d
-    ok = [fusible(n, device) for n in nodes]
+    return parents, seg, anc, desc
 
-    # vertical: join the producers' groups when convex
-    group_of: list = [None] * n_nodes
+
+def _group_vertical(nodes, ok, parents, seg, anc, desc) -> tuple:
+    """Vertical grouping: each fusible node joins its producers' groups when convex;
+    ``(group_of, groups)``."""
+    group_of: list = [None] * len(nodes)
     groups: dict = {}
     for i, n in enumerate(nodes):
         if not ok[i]:
@@ -300,14 +321,13 @@ def fuse(graph: Graph, device: Device | None = None, singleton_min: int | None =
         if not joined:
             groups[i] = _Group(i, i, anc[i], desc[i], shape, seg[i])
             group_of[i] = i
+    return group_of, groups
 
-    out_ids = {v.id for v in graph.outputs}
-    consumers: dict = {}
-    for i, n in enumerate(nodes):
-        for v in n.values():
-            consumers.setdefault(v.id, []).append(i)
 
-    # reductions whose input only a group computes (and only they use) join that group
+def _attach_reductions(nodes, device, prod, group_of, groups, seg, anc, desc, consumers,
+                       out_ids) -> dict:
+    """Group id -> the reduction joining it: one whose input only that group computes
+    (and only it uses)."""
     reduce_of: dict = {}
     for r, n in enumerate(nodes):
         if not reduction_ok(n, device):
@@ -330,8 +350,11 @@ def fuse(graph: Graph, device: Device | None = None, singleton_min: int | None =
             G.bits |= 1 << r        # one unit with its group (for the convexity checks)
             G.anc |= anc[r] & ~G.bits
             G.desc |= desc[r]
+    return reduce_of
 
-    # horizontal: merge groups of one loop shape that read a common value
+
+def _merge_horizontal(nodes, group_of, groups, reduce_of) -> None:
+    """Horizontal: merge groups of one loop shape that read a common value (in place)."""
     readers: dict = {}
     for gid in list(groups):
         for m in groups[gid].members:
@@ -361,7 +384,9 @@ def fuse(graph: Graph, device: Device | None = None, singleton_min: int | None =
                 A.bits, A.anc, A.desc = bits, a, d
                 del groups[B.gid]
 
-    # which groups become fused nodes
+
+def _chosen_groups(nodes, groups, reduce_of, singleton_min) -> dict:
+    """Group id -> group, for the groups that become fused nodes."""
     fused = {}
     for gid, G in groups.items():
         G.members.sort()
@@ -370,13 +395,15 @@ def fuse(graph: Graph, device: Device | None = None, singleton_min: int | None =
             if int(np.prod(n.out.shape)) < singleton_min or n.op is Expand:
                 continue
         fused[gid] = G
-    if not fused:
-        return graph
+    return fused
 
+
+def _rebuild(graph, nodes, fused, reduce_of, parents, prod, consumers, out_ids) -> Graph:
+    """The new graph: units (fused groups and single nodes) with their new nodes, in an
+    order their dependencies allow, dead code removed."""
+    n_nodes = len(nodes)
     next_id = 1 + max([v.id for v in graph.inputs] +
                       [n.out.id for n in nodes if n.out is not None] + [-1])
-
-    # units: fused groups and single nodes, with their new nodes and dependencies
     unit_of = list(range(n_nodes))
     for gid, G in fused.items():
         for m in G.members:
