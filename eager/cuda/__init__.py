@@ -14,6 +14,16 @@ from ..devices import device_count as _device_count
 from ..random import CUDA_GENERATOR
 
 
+def __getattr__(name):
+    # PyTorch's torch.cuda.OutOfMemoryError (a RuntimeError) is the allocator's own class,
+    # runtime.cuda.array.OutOfMemoryError: looked up on first use, so that importing
+    # eager does not import numba-cuda
+    if name == "OutOfMemoryError":
+        from runtime.cuda.array import OutOfMemoryError
+        return OutOfMemoryError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def is_available() -> bool:
     """Whether CUDA tensors can be made here (numba-cuda installed and a GPU, or its
     simulator under ``NUMBA_ENABLE_CUDASIM=1``)."""
@@ -57,9 +67,22 @@ def empty_cache() -> None:
 
 
 def memory_allocated(device=None) -> int:
-    """Bytes held by live CUDA tensors (whole allocator blocks, 512-byte multiples)."""
+    """Bytes held by live CUDA tensors (their allocator blocks: size classes, see
+    :func:`runtime.cuda.array.size_class`)."""
     check_device(device)
     return _device.get("cuda").allocator.allocated
+
+
+def memory_reserved(device=None) -> int:
+    """Bytes held from the driver by the caching allocator (live and cached blocks);
+    :func:`empty_cache` gives the cached ones back."""
+    check_device(device)
+    return _device.get("cuda").allocator.reserved
+
+
+def max_memory_reserved(device=None) -> int:
+    check_device(device)
+    return _device.get("cuda").allocator.peak_reserved
 
 
 def max_memory_allocated(device=None) -> int:
@@ -72,6 +95,7 @@ def reset_peak_memory_stats(device=None) -> None:
     check_device(device)
     allocator = _device.get("cuda").allocator
     allocator.peak = allocator.allocated
+    allocator.peak_reserved = allocator.reserved
 
 
 def _numba_device():

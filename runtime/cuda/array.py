@@ -7,80 +7,287 @@ covering a whole allocated block), an element ``offset`` and element strides.  S
 same base, as in PyTorch; kernels read any view through (base, offset, strides), so a
 transposed or broadcast operand is never copied first.
 
-Allocation: freed blocks go back to a pool keyed by their size (rounded up to 512
-bytes) and are handed out again before new device memory is asked for.  Every kernel
-runs on the default stream, in order, so a block freed after the kernels that use it
-were queued is reused only by later work.
+Allocation (:class:`CachingAllocator`, after PyTorch's caching allocator): a request is
+rounded up to a size class (:func:`size_class`: 512-byte multiples up to 1 MiB, then
+steps of max(1 MiB, a quarter of the power of two below)), so nearby sizes share
+blocks.  Small requests (up to 1 MiB) are cut from 2 MiB segments, large ones get a
+segment of their class; a freed block goes back to its pool (small or large) and the
+best-fitting cached block (the smallest at least as large) serves the next request,
+split when the rest is worth keeping (512 bytes in the small pool, 1 MiB in the
+large).  When the driver reports out of memory, the cached blocks are given back, the
+garbage collector runs once (dead tensors return their blocks) and the allocation is
+tried once more before :class:`OutOfMemoryError` (PyTorch's ``torch.cuda.OutOfMemoryError``
+text: the size asked for, what is allocated and what is cached).  Every kernel runs on
+the default stream, in order, so a block freed after the kernels that use it were
+queued is reused only by later work.
 """
 
 from __future__ import annotations
 
+import bisect
+import gc
 import threading
 
 import numpy as np
 
 _ROUND = 512
+_SMALL = 1 << 20            # requests up to this are small
+_SMALL_SEGMENT = 2 << 20    # small blocks are cut from segments of this size
+_MIB = 1 << 20
+
+
+def size_class(nbytes: int) -> int:
+    """The bytes a request of ``nbytes`` takes: a multiple of 512 up to 1 MiB, above it a
+    multiple of max(1 MiB, 2**floor(log2(nbytes)) / 4) (at most 25% more than asked
+    from 4 MiB on)."""
+    n = max(int(nbytes), 1)
+    if n <= _SMALL:
+        return -(-n // _ROUND) * _ROUND
+    step = max(_MIB, (1 << (n.bit_length() - 1)) // 4)
+    return -(-n // step) * step
+
+
+class OutOfMemoryError(RuntimeError):
+    """PyTorch's ``torch.cuda.OutOfMemoryError`` (a RuntimeError): the device had no
+    memory for a block even after the cache was emptied."""
+
+
+def _is_oom(exc: BaseException) -> bool:
+    """Whether ``exc`` is the driver's out-of-memory error (numba-cuda's CudaAPIError
+    with CUDA_ERROR_OUT_OF_MEMORY) or a host MemoryError (the simulator's arrays)."""
+    if isinstance(exc, MemoryError):
+        return True
+    code = getattr(exc, "code", None)
+    if code is None and type(exc).__name__ == "CudaAPIError" and exc.args:
+        code = exc.args[0]                # the simulator's class keeps (code, msg) in args
+    if code is None:
+        return False
+    if getattr(code, "name", None) == "CUDA_ERROR_OUT_OF_MEMORY":
+        return True
+    try:
+        return int(code) == 2         # CUDA_ERROR_OUT_OF_MEMORY
+    except (TypeError, ValueError):
+        return False
+
+
+def _device_malloc(nbytes: int):
+    from numba import cuda
+    return cuda.device_array(nbytes, np.uint8)
+
+
+def _flush_driver_frees() -> None:
+    """Let numba-cuda free the device memory of dead arrays now (it defers frees)."""
+    try:
+        from numba import cuda
+        cuda.current_context().deallocations.clear()
+    except Exception:   # the simulator has no deferred frees
+        pass
+
+
+class _Segment:
+    """One allocation from the driver; ``pieces``: its blocks alive or cached."""
+
+    __slots__ = ("nbytes", "pieces", "small")
+
+    def __init__(self, nbytes: int, small: bool):
+        self.nbytes, self.small, self.pieces = nbytes, small, 1
 
 
 class Block:
-    """One allocation; its raw buffer returns to the pool when the block dies."""
+    """A piece of a segment; its memory returns to the pool when the block dies."""
 
-    __slots__ = ("__weakref__", "nbytes", "raw")
+    __slots__ = ("__weakref__", "allocator", "nbytes", "raw", "segment")
 
-    def __init__(self, raw, nbytes: int):
+    def __init__(self, raw, nbytes: int, segment: _Segment | None = None, allocator=None):
         self.raw = raw
         self.nbytes = nbytes
+        self.segment = segment
+        self.allocator = allocator
 
     def __del__(self):
         try:
-            ALLOCATOR.release(self.raw, self.nbytes)
+            (self.allocator or ALLOCATOR).release(self.raw, self.nbytes, self.segment)
         except Exception:  # interpreter shutdown
             pass
 
 
-class CachingAllocator:
-    """Device memory blocks reused by size (``stats()``: allocations served from the
-    pool and fresh ones)."""
+class _Pool:
+    """Cached free blocks of one kind: size -> [(raw, segment)], the sizes kept sorted
+    for best-fit lookups."""
 
     def __init__(self):
         self.free: dict = {}
-        self.lock = threading.Lock()
-        self.counts = {"reused": 0, "fresh": 0, "cached_bytes": 0}
-        self.allocated = 0        # bytes in live blocks (torch.cuda.memory_allocated)
+        self.sizes: list = []
+
+    def put(self, size: int, raw, segment) -> None:
+        lst = self.free.get(size)
+        if lst is None:
+            lst = self.free[size] = []
+            bisect.insort(self.sizes, size)
+        lst.append((raw, segment))
+
+    def take(self, size: int):
+        """The smallest cached block of at least ``size`` bytes: (its size, raw,
+        segment), or None."""
+        i = bisect.bisect_left(self.sizes, size)
+        if i == len(self.sizes):
+            return None
+        have = self.sizes[i]
+        lst = self.free[have]
+        raw, segment = lst.pop()
+        if not lst:
+            del self.free[have]
+            self.sizes.pop(i)
+        return have, raw, segment
+
+    def drain(self):
+        """Every cached block, removed: [(size, raw, segment)]."""
+        out = [(size, raw, seg) for size, lst in self.free.items() for raw, seg in lst]
+        self.free.clear()
+        self.sizes.clear()
+        return out
+
+
+class CachingAllocator:
+    """Device memory in size classes, cached and split (see the module doc).  Counters:
+    ``allocated`` (bytes in live blocks: ``torch.cuda.memory_allocated``), ``peak``,
+    ``reserved`` (bytes of the segments held from the driver, live or cached:
+    ``memory_reserved``) and its peak, ``stats()``."""
+
+    def __init__(self, malloc=None):
+        self.malloc = malloc or _device_malloc   # nbytes -> a 1-D uint8 device array
+        self.small, self.large = _Pool(), _Pool()
+        self.lock = threading.RLock()
+        self.counts = {"reused": 0, "fresh": 0, "splits": 0, "cached_bytes": 0,
+                       "oom_retries": 0, "segments": 0}
+        self._allocated = 0       # bytes in live blocks (torch.cuda.memory_allocated)
         self.peak = 0
+        # blocks freed by Block.__del__, pooled at the next allocator call: a finalizer
+        # can run in the middle of any allocation (the garbage collector), so it only
+        # appends here and never touches the pools
+        self._pending: list = []
+        self.reserved = 0         # bytes in segments (torch.cuda.memory_reserved)
+        self.peak_reserved = 0
+
+    @property
+    def allocated(self) -> int:
+        self._drain()
+        return self._allocated
+
+    def _drain(self) -> None:
+        with self.lock:
+            pending = self._pending
+            while pending:
+                raw, nbytes, segment = pending.pop()
+                self._allocated -= nbytes
+                if segment is not None:       # a block made outside allocate(): no pool
+                    (self.small if segment.small else self.large).put(nbytes, raw,
+                                                                      segment)
+                    self.counts["cached_bytes"] += nbytes
+
+    @property
+    def free(self) -> dict:
+        """size -> number of cached blocks of that size (both pools)."""
+        self._drain()
+        out: dict = {}
+        for pool in (self.small, self.large):
+            for size, lst in pool.free.items():
+                out[size] = out.get(size, 0) + len(lst)
+        return out
 
     def allocate(self, nbytes: int) -> Block:
-        from numba import cuda
-        size = max(_ROUND, -(-nbytes // _ROUND) * _ROUND)
+        size = size_class(nbytes)
+        small = size <= _SMALL
+        pool = self.small if small else self.large
         with self.lock:
-            blocks = self.free.get(size)
-            self.allocated += size
-            self.peak = max(self.peak, self.allocated)
-            if blocks:
+            self._drain()
+            hit = pool.take(size)
+            if hit is None:
+                seg_size = _SMALL_SEGMENT if small else size
+                raw = self._malloc(seg_size, nbytes)
+                segment = _Segment(seg_size, small)
+                self.counts["fresh"] += 1
+                self.counts["segments"] += 1
+                self.reserved += seg_size
+                self.peak_reserved = max(self.peak_reserved, self.reserved)
+                have = seg_size
+            else:
+                have, raw, segment = hit
                 self.counts["reused"] += 1
-                self.counts["cached_bytes"] -= size
-                return Block(blocks.pop(), size)
-        self.counts["fresh"] += 1
-        try:
-            return Block(cuda.device_array(size, np.uint8), size)
-        except BaseException:
-            with self.lock:
-                self.allocated -= size
-            raise
+                self.counts["cached_bytes"] -= have
+            rest = have - size
+            if rest and rest >= (_ROUND if small else _MIB):
+                pool.put(rest, raw[size:have], segment)    # the rest stays cached
+                segment.pieces += 1
+                self.counts["splits"] += 1
+                self.counts["cached_bytes"] += rest
+                raw = raw[:size]
+            else:
+                size = have
+            self._allocated += size
+            self.peak = max(self.peak, self._allocated)
+            return Block(raw, size, segment, self)
 
-    def release(self, raw, nbytes: int) -> None:
-        with self.lock:
-            self.free.setdefault(nbytes, []).append(raw)
-            self.counts["cached_bytes"] += nbytes
-            self.allocated -= nbytes
+    def _malloc(self, seg_size: int, asked: int):
+        """A new segment from the driver; on out of memory: free the cache, collect
+        garbage once, try once more, then :class:`OutOfMemoryError`."""
+        try:
+            return self.malloc(seg_size)
+        except Exception as exc:
+            if not _is_oom(exc):
+                raise
+            first = exc
+        self.counts["oom_retries"] += 1
+        self._drain()
+        cached = self.counts["cached_bytes"]
+        self.empty_cache()
+        gc.collect()              # dead tensors' blocks come back to the pool...
+        self.empty_cache()        # ...and go back to the driver
+        _flush_driver_frees()
+        try:
+            return self.malloc(seg_size)
+        except Exception as exc:
+            if not _is_oom(exc):
+                raise
+            last = exc
+        raise OutOfMemoryError(
+            f"CUDA out of memory. Tried to allocate {_fmt(asked)} (a segment of "
+            f"{_fmt(seg_size)}). Of the memory this process holds, {_fmt(self._allocated)} "
+            f"is allocated by tensors, and {_fmt(self.reserved - self._allocated)} is "
+            f"reserved but unallocated; {_fmt(cached)} of cached blocks were freed and the "
+            f"allocation retried once ({type(first).__name__}: {first}; then "
+            f"{type(last).__name__}: {last})") from None
+
+    def release(self, raw, nbytes: int, segment: _Segment | None = None) -> None:
+        """A dead block's memory: pooled at the next allocator call (see ``_pending``)."""
+        self._pending.append((raw, nbytes, segment))
 
     def empty_cache(self) -> None:
+        """Drop the cached blocks; a segment whose pieces are all dropped goes back to
+        the driver (a segment with a live block stays reserved until that block dies
+        and the cache is emptied again)."""
         with self.lock:
-            self.free.clear()
-            self.counts["cached_bytes"] = 0
+            self._drain()
+            for pool in (self.small, self.large):
+                for size, _raw, seg in pool.drain():
+                    self.counts["cached_bytes"] -= size
+                    seg.pieces -= 1
+                    if seg.pieces == 0:
+                        self.reserved -= seg.nbytes
+                        self.counts["segments"] -= 1
+        _flush_driver_frees()
 
     def stats(self) -> dict:
-        return dict(self.counts)
+        self._drain()
+        return {**self.counts, "allocated_bytes": self._allocated,
+                "reserved_bytes": self.reserved}
+
+
+def _fmt(n: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.2f} {unit}"
+    return f"{n} bytes"
 
 
 ALLOCATOR = CachingAllocator()

@@ -5,6 +5,8 @@ simulator runs ~170 us a thread."""
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -118,3 +120,126 @@ def test_compiled_adam_step_on_cuda_copies_nothing_to_the_device(monkeypatch):
     assert c.count == 0, f"{c.count} host-to-device copies in two steady-state steps"
     assert fn.stats()["hits"] >= 2
     assert np.isfinite(_host(loss))
+
+
+# -- 2. the caching allocator: size classes, splits, retry after out of memory ----------------
+
+class _FakeDevice:
+    """A malloc for the allocator: host arrays standing for device memory, that can be
+    made to fail with the driver's out-of-memory error a number of times."""
+
+    def __init__(self, fail=0, exc=MemoryError):
+        self.fail, self.exc, self.calls = fail, exc, []
+
+    def __call__(self, nbytes):
+        self.calls.append(nbytes)
+        if self.fail:
+            self.fail -= 1
+            raise self.exc("out of memory")
+        return np.zeros(nbytes, np.uint8)
+
+
+def test_size_classes():
+    sc = cuda_array.size_class
+    assert sc(1) == sc(512) == 512 and sc(513) == 1024
+    assert sc(1 << 20) == 1 << 20
+    assert sc((1 << 20) + 1) == 2 << 20                   # 1 MiB steps up to 8 MiB
+    assert sc(5 * (1 << 20) + 7) == 6 << 20
+    assert sc(9 * (1 << 20)) == 10 << 20                  # then a quarter power of two
+    assert sc(100 * (1 << 20)) == 112 << 20
+    for n in (3, 700, 5000, 1 << 20, 3 << 20, 123456789):
+        assert n <= sc(n) <= max(512, n * 1.5) and sc(sc(n)) == sc(n)
+
+
+def test_allocator_reuses_nearby_sizes_and_splits_segments():
+    fake = _FakeDevice()
+    A = cuda_array.CachingAllocator(malloc=fake)
+    a = A.allocate(1000)                  # small: cut from a 2 MiB segment
+    b = A.allocate(3000)
+    assert fake.calls == [2 << 20] and A.counts["splits"] == 2
+    assert a.nbytes == 1024 and b.nbytes == 3072
+    assert A.allocated == 4096 and A.reserved == 2 << 20
+    del a
+    c = A.allocate(900)                   # another size of the same class: a's block
+    assert c.nbytes == 1024 and fake.calls == [2 << 20]
+    big = A.allocate(5 * (1 << 20) + 3)   # large: a segment of its class
+    assert big.nbytes == 6 << 20 and fake.calls[-1] == 6 << 20
+    del big
+    big2 = A.allocate(5 * (1 << 20) + 100)   # reused across nearby sizes
+    assert big2.nbytes == 6 << 20 and len(fake.calls) == 2
+    del big2
+    part = A.allocate(2 << 20)            # split from the cached 6 MiB block
+    assert part.nbytes == 2 << 20 and len(fake.calls) == 2
+    assert A.allocated == 1024 + 3072 + (2 << 20)
+    assert A.reserved == (2 << 20) + (6 << 20)
+    del b, c, part
+    assert A.allocated == 0
+    A.empty_cache()
+    assert A.reserved == 0 and A.stats()["cached_bytes"] == 0 and not A.free
+
+
+def test_allocator_frees_cache_collects_and_retries_after_out_of_memory():
+    fake = _FakeDevice()
+    A = cuda_array.CachingAllocator(malloc=fake)
+    cached = A.allocate(6 << 20)
+    del cached                            # 6 MiB cached
+    assert A.reserved == 6 << 20
+    fake.fail = 1
+    blk = A.allocate(20 << 20)            # fails once: cache dropped, retried
+    assert blk.nbytes == 20 << 20 and A.counts["oom_retries"] == 1
+    assert A.reserved == 20 << 20 and A.allocated == 20 << 20
+    # a dead tensor kept alive by a reference cycle is collected before the retry
+    cyc = [A.allocate(40 << 20)]
+    cyc.append(cyc)
+    del cyc
+    gc.disable()
+    try:
+        fake.fail = 1
+        again = A.allocate(40 << 20)
+    finally:
+        gc.enable()
+    assert again.nbytes == 40 << 20 and A.counts["oom_retries"] == 2
+    assert A.reserved == (20 << 20) + (40 << 20)
+    # fails twice: PyTorch's error naming the size and what the cache held
+    keep = A.allocate(1 << 20)
+    del keep
+    fake.fail = 2
+    with pytest.raises(RuntimeError, match=r"CUDA out of memory\. Tried to allocate "
+                                           r"64\.00 MiB") as info:
+        A.allocate(64 << 20)
+    assert isinstance(info.value, eager.cuda.OutOfMemoryError)
+    assert "60.00 MiB is allocated" in str(info.value)
+    assert "retried once" in str(info.value)
+    assert A.allocated == 60 << 20 and A.reserved == 60 << 20
+
+
+def test_allocator_retries_on_numbas_out_of_memory_error():
+    from numba.cuda.cudadrv.driver import CudaAPIError
+
+    def oom(msg):
+        return CudaAPIError(2, msg)       # CUDA_ERROR_OUT_OF_MEMORY
+    fake = _FakeDevice(fail=1, exc=oom)
+    A = cuda_array.CachingAllocator(malloc=fake)
+    assert A.allocate(4096).nbytes == 4096 and A.counts["oom_retries"] == 1
+    other = _FakeDevice(fail=1, exc=lambda m: CudaAPIError(700, m))   # not an OOM
+    B = cuda_array.CachingAllocator(malloc=other)
+    with pytest.raises(CudaAPIError):
+        B.allocate(4096)
+    assert B.counts["oom_retries"] == 0
+
+
+def test_torch_cuda_memory_counters_follow_the_allocator():
+    eager.cuda.empty_cache()
+    base_alloc, base_res = eager.cuda.memory_allocated(), eager.cuda.memory_reserved()
+    x = eager.empty(3 << 18, device="cuda")          # 3 MiB of float32: a large block
+    assert eager.cuda.memory_allocated() == base_alloc + (3 << 20)
+    assert eager.cuda.memory_reserved() == base_res + (3 << 20)
+    assert eager.cuda.max_memory_reserved() >= eager.cuda.memory_reserved()
+    del x
+    assert eager.cuda.memory_allocated() == base_alloc
+    assert eager.cuda.memory_reserved() == base_res + (3 << 20)   # cached
+    y = eager.empty(3 << 18, device="cuda")
+    assert eager.cuda.memory_reserved() == base_res + (3 << 20)   # reused
+    del y
+    eager.cuda.empty_cache()
+    assert eager.cuda.memory_reserved() <= base_res
