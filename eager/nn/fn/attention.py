@@ -315,7 +315,34 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
         if key_padding_mask is not None:
             key_padding_mask = unsqueeze(key_padding_mask, 0)
     tgt_len, bsz, embed_dim = query.shape
-    src_len = key.shape[0]
+    key_padding_mask, attn_mask, is_causal = _mha_masks(query, key_padding_mask, attn_mask,
+                                                        is_causal, need_weights)
+    head_dim = _mha_head_dim(embed_dim, embed_dim_to_check, num_heads)
+    q, k, v = _mha_in_projection(query, key, value, in_proj_weight, in_proj_bias,
+                                 use_separate_proj_weight, q_proj_weight, k_proj_weight,
+                                 v_proj_weight)
+    if attn_mask is not None:
+        attn_mask = _check_attn_mask(attn_mask, tgt_len, key.shape[0], bsz, num_heads)
+    q, k, v, attn_mask = _mha_heads(q, k, v, attn_mask, key_padding_mask, bias_k, bias_v,
+                                    add_zero_attn, tgt_len, bsz, embed_dim, num_heads, head_dim)
+    if not training:
+        dropout_p = 0.0
+    if need_weights:
+        out, w = _mha_attend_with_weights(q, k, v, attn_mask, dropout_p, out_proj_weight,
+                                          out_proj_bias, tgt_len, bsz, embed_dim, num_heads,
+                                          head_dim, average_attn_weights)
+        if not batched:
+            out, w = squeeze(out, 1), squeeze(w, 0)
+        return out, w
+    out = _mha_attend_sdpa(q, k, v, attn_mask, dropout_p, is_causal, out_proj_weight,
+                           out_proj_bias, tgt_len, bsz, embed_dim, num_heads, head_dim)
+    if not batched:
+        out = squeeze(out, 1)
+    return out, None
+
+
+def _mha_masks(query, key_padding_mask, attn_mask, is_causal, need_weights):
+    """The masks in canonical (float) form and the causal hint as the attention uses them."""
     key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", attn_mask,
                                        "attn_mask", query.dtype)
     if is_causal and attn_mask is None:
@@ -329,12 +356,23 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
                                     check_other=False)
         if key_padding_mask is not None:
             is_causal = False
+    return key_padding_mask, attn_mask, is_causal
+
+
+def _mha_head_dim(embed_dim, embed_dim_to_check, num_heads):
+    """Each head's width, after checking the embedding dimension and its split into heads."""
     if embed_dim != embed_dim_to_check:
         raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
                              f"got {embed_dim}")
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    return head_dim
+
+
+def _mha_in_projection(query, key, value, in_proj_weight, in_proj_bias,
+                       use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight):
+    """``(q, k, v)``: the inputs projected by the packed or the separate weights."""
     if use_separate_proj_weight:
         if tuple(key.shape[:2]) != tuple(value.shape[:2]):
             raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match "
@@ -342,22 +380,24 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
         b_q = b_k = b_v = None
         if in_proj_bias is not None:
             b_q, b_k, b_v = chunk(in_proj_bias, 3)
-        q, k, v = _in_projection(query, key, value, q_proj_weight, k_proj_weight,
-                                 v_proj_weight, b_q, b_k, b_v)
-    else:
-        if tuple(key.shape) != tuple(value.shape):
-            raise AssertionError(f"key shape {key.shape} does not match value shape "
-                                 f"{value.shape}")
-        if query is key and key is value:  # self-attention: one matmul
-            q, k, v = chunk(linear(query, in_proj_weight, in_proj_bias), 3, -1)
-        else:
-            w_q, w_k, w_v = chunk(in_proj_weight, 3)
-            b_q = b_k = b_v = None
-            if in_proj_bias is not None:
-                b_q, b_k, b_v = chunk(in_proj_bias, 3)
-            q, k, v = _in_projection(query, key, value, w_q, w_k, w_v, b_q, b_k, b_v)
-    if attn_mask is not None:
-        attn_mask = _check_attn_mask(attn_mask, tgt_len, src_len, bsz, num_heads)
+        return _in_projection(query, key, value, q_proj_weight, k_proj_weight,
+                              v_proj_weight, b_q, b_k, b_v)
+    if tuple(key.shape) != tuple(value.shape):
+        raise AssertionError(f"key shape {key.shape} does not match value shape "
+                             f"{value.shape}")
+    if query is key and key is value:  # self-attention: one matmul
+        return chunk(linear(query, in_proj_weight, in_proj_bias), 3, -1)
+    w_q, w_k, w_v = chunk(in_proj_weight, 3)
+    b_q = b_k = b_v = None
+    if in_proj_bias is not None:
+        b_q, b_k, b_v = chunk(in_proj_bias, 3)
+    return _in_projection(query, key, value, w_q, w_k, w_v, b_q, b_k, b_v)
+
+
+def _mha_heads(q, k, v, attn_mask, key_padding_mask, bias_k, bias_v, add_zero_attn,
+               tgt_len, bsz, embed_dim, num_heads, head_dim):
+    """``(q, k, v, attn_mask)`` per head, ``(N * heads, L, head_dim)``: keys and values
+    extended by ``bias_k``/``bias_v`` and a zero, the padding mask merged into the mask."""
     if bias_k is not None and bias_v is not None:
         k = cat([k, expand(bias_k, 1, bsz, embed_dim)])
         v = cat([v, expand(bias_v, 1, bsz, embed_dim)])
@@ -388,25 +428,34 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
         kpm = reshape(expand(reshape(key_padding_mask, (bsz, 1, 1, src_len)),
                              bsz, num_heads, 1, src_len), (bsz * num_heads, 1, src_len))
         attn_mask = kpm if attn_mask is None else _ew.add(attn_mask, kpm)
-    if not training:
-        dropout_p = 0.0
-    if need_weights:
-        q_scaled = _ew.mul(q, math.sqrt(1.0 / float(head_dim)))
-        w = _la.matmul(q_scaled, transpose(k, -2, -1))
-        if attn_mask is not None:
-            w = _ew.add(w, attn_mask)
-        w = _red.softmax(w, -1)
-        if dropout_p > 0.0:
-            w = dropout(w, dropout_p)
-        out = _la.matmul(w, v)
-        out = reshape(transpose(out, 0, 1), (tgt_len * bsz, embed_dim))
-        out = reshape(linear(out, out_proj_weight, out_proj_bias), (tgt_len, bsz, -1))
-        w = reshape(w, (bsz, num_heads, tgt_len, src_len))
-        if average_attn_weights:
-            w = _red.mean(w, 1)
-        if not batched:
-            out, w = squeeze(out, 1), squeeze(w, 0)
-        return out, w
+    return q, k, v, attn_mask
+
+
+def _mha_attend_with_weights(q, k, v, attn_mask, dropout_p, out_proj_weight, out_proj_bias,
+                             tgt_len, bsz, embed_dim, num_heads, head_dim,
+                             average_attn_weights):
+    """``(out, weights)``: attention written out (the weights are returned), projected."""
+    src_len = k.shape[1]
+    q_scaled = _ew.mul(q, math.sqrt(1.0 / float(head_dim)))
+    w = _la.matmul(q_scaled, transpose(k, -2, -1))
+    if attn_mask is not None:
+        w = _ew.add(w, attn_mask)
+    w = _red.softmax(w, -1)
+    if dropout_p > 0.0:
+        w = dropout(w, dropout_p)
+    out = _la.matmul(w, v)
+    out = reshape(transpose(out, 0, 1), (tgt_len * bsz, embed_dim))
+    out = reshape(linear(out, out_proj_weight, out_proj_bias), (tgt_len, bsz, -1))
+    w = reshape(w, (bsz, num_heads, tgt_len, src_len))
+    if average_attn_weights:
+        w = _red.mean(w, 1)
+    return out, w
+
+
+def _mha_attend_sdpa(q, k, v, attn_mask, dropout_p, is_causal, out_proj_weight,
+                     out_proj_bias, tgt_len, bsz, embed_dim, num_heads, head_dim):
+    """The attention output through :func:`scaled_dot_product_attention`, projected."""
+    src_len = k.shape[1]
     if attn_mask is not None:
         if attn_mask.shape[0] == 1 and attn_mask.ndim == 3:
             attn_mask = unsqueeze(attn_mask, 0)
@@ -417,10 +466,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
     v = reshape(v, (bsz, num_heads, src_len, head_dim))
     out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
     out = reshape(permute(out, 2, 0, 1, 3), (bsz * tgt_len, embed_dim))
-    out = reshape(linear(out, out_proj_weight, out_proj_bias), (tgt_len, bsz, -1))
-    if not batched:
-        out = squeeze(out, 1)
-    return out, None
+    return reshape(linear(out, out_proj_weight, out_proj_bias), (tgt_len, bsz, -1))
 
 
 def _check_attn_mask(attn_mask, tgt_len, src_len, bsz, num_heads):
