@@ -14,6 +14,8 @@ for real GPUs without one (``python -m runtime.cuda.ptxcheck DIR``).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import json
 import os
@@ -41,6 +43,48 @@ MATH = {**{f: f"math.{f}({{0}})" for f in _MATH},
         "rint": {"f": "rint32({0})", "d": "rint64({0})"},
         "sigmoid": {"f": "sigmoid32({0})", "d": "sigmoid64({0})"},
         "erf": {"d": "math.erf({0})", "f": "np.float32(math.erf(np.float64({0})))"}}
+
+
+#: NVVM's ``-fma`` for the kernel being compiled (None: numba-cuda's default, on)
+_NVVM_FMA: contextvars.ContextVar = contextvars.ContextVar("dyngraph_nvvm_fma", default=None)
+
+
+def _install_nvvm_fma_option() -> None:
+    """Make numba-cuda's NVVM call pass ``-fma=<_NVVM_FMA>`` while one of our kernels
+    compiles.  numba-cuda (0.30) compiles every kernel with NVVM's default ``-fma=1``,
+    contracting ``a*b+c`` into one ``fma.rn`` (one rounding), and its ``cuda.jit`` has no
+    option for it (NVIDIA/numba-cuda issue 118); a fused kernel would then differ from
+    eager's separate multiply and add kernels in the last bit.  Only kernels launched or
+    checked here, inside :func:`nvvm_fma`, get the option (a user's own kernels keep
+    numba-cuda's default); their source says which (``NVVM_FMA`` in the module), so the
+    policy is part of the source text, hence of every cache key."""
+    from numba.cuda.cudadrv import nvvm
+    real = nvvm.compile_ir
+    if getattr(real, "_dyngraph_fma", False):
+        return
+
+    def compile_ir(llvmir, **options):
+        fma = _NVVM_FMA.get()
+        if fma is not None and not options.get("fastmath"):
+            options["fma"] = bool(fma)
+        return real(llvmir, **options)
+    compile_ir._dyngraph_fma = True
+    nvvm.compile_ir = compile_ir
+
+
+@contextlib.contextmanager
+def nvvm_fma(module):
+    """Kernels of ``module`` compiled in this block get NVVM's ``-fma`` from the module's
+    ``NVVM_FMA`` (False for every template and kernel but the GEMM)."""
+    token = _NVVM_FMA.set(bool(getattr(module, "NVVM_FMA", False)))
+    try:
+        yield
+    finally:
+        _NVVM_FMA.reset(token)
+
+
+if not SIMULATED:
+    _install_nvvm_fma_option()
 
 
 class CUDA(Device):
@@ -111,7 +155,11 @@ class CUDA(Device):
         log = os.environ.get("DYNGRAPH_CUDA_KERNEL_LOG")
         if log:
             self._record(log, module, name, args)
-        getattr(module, name)[blocks, threads](*args)
+        token = _NVVM_FMA.set(bool(getattr(module, "NVVM_FMA", False)))
+        try:      # (a first launch compiles: with this module's -fma)
+            getattr(module, name)[blocks, threads](*args)
+        finally:
+            _NVVM_FMA.reset(token)
 
     def _record(self, log: str, module, name: str, args: list) -> None:
         sig = [_type_of(a) for a in args]

@@ -13,6 +13,8 @@ import math
 import numpy as np
 from numba import cuda
 from numba.extending import register_jitable
+
+NVVM_FMA = False   # compiled with NVVM's -fma=0 (see runtime.cuda), all but the GEMM
 '''
 
 
@@ -21,10 +23,14 @@ def gemm_source(tile: int, dtype: str, bias: bool) -> str:
     b[z] (+ bias)`` for every batch ``z`` (``blockIdx.z``), ``a`` and ``b`` read through
     (batch, row, col) element strides (0 on a broadcast batch), ``c`` contiguous (B, M, N).
     Each block computes a ``tile x tile`` tile of ``c`` from tiles of ``a`` and ``b``
-    staged in shared memory; accumulation in ``dtype`` in k order."""
+    staged in shared memory; accumulation in ``dtype`` in k order, one fused multiply-add
+    per k (the one kernel compiled with FMA contraction: eager and compiled graphs both
+    call it, so they agree bit for bit; the CPU's BLAS rounds differently anyway)."""
     extra = "bias, obias, sbias, " if bias else ""
     epilogue = "        acc += bias[obias + col * sbias]\n" if bias else ""
     return HEADER + f'''
+NVVM_FMA = True    # the GEMM keeps FMA contraction (acc += a*b as one fma per k)
+
 
 @cuda.jit
 def kernel(a, oa, sa, b, ob, sb, c, {extra}M, N, K):

@@ -73,26 +73,31 @@ class _Target:
         self.compute_capability = cc
 
 
-def check(record: dict, archs: list) -> dict:
-    """Compile one recorded kernel to PTX and a cubin per architecture; returns the cubin
-    sizes.  Raises what NVVM or nvJitLink raise."""
+def ptx(record: dict, arch: str) -> str:
+    """The PTX of one recorded kernel for ``arch`` (``sm_80``), compiled as a launch
+    compiles it (NVVM's ``-fma`` from the module's ``NVVM_FMA``: :func:`runtime.cuda.nvvm_fma`)."""
     from numba import cuda
     from numba.cuda import dispatcher
 
+    from . import nvvm_fma
     mod = load_module(record["source"], prefix="dgc")
     pyfunc = getattr(mod, record["name"]).py_func
     sig = tuple(numba_type(d) for d in record["signature"])
-    sizes = {}
+    cc = (int(arch[3:-1]), int(arch[-1]))
     real = dispatcher.get_current_device
     try:
-        for arch in archs:
-            cc = (int(arch[3:-1]), int(arch[-1]))
-            dispatcher.get_current_device = lambda cc=cc: _Target(cc)
-            ptx, _ = cuda.compile_ptx(pyfunc, sig, cc=cc)
-            sizes[arch] = len(link_cubin(ptx, arch))
+        dispatcher.get_current_device = lambda: _Target(cc)
+        with nvvm_fma(mod):
+            text, _ = cuda.compile_ptx(pyfunc, sig, cc=cc)
     finally:
         dispatcher.get_current_device = real
-    return sizes
+    return text
+
+
+def check(record: dict, archs: list) -> dict:
+    """Compile one recorded kernel to PTX and a cubin per architecture; returns the cubin
+    sizes.  Raises what NVVM or nvJitLink raise."""
+    return {arch: len(link_cubin(ptx(record, arch), arch)) for arch in archs}
 
 
 def main(argv=None) -> int:

@@ -22,6 +22,8 @@ from numba import cuda
 
 from runtime.cuda.mathlib import (rint32, rint64, sigmoid32, sigmoid64, trunc32,
                                   trunc64)
+
+NVVM_FMA = False   # compiled with NVVM's -fma=0: a*b+c rounds twice, as in separate kernels
 '''
 
 

@@ -243,3 +243,61 @@ def test_torch_cuda_memory_counters_follow_the_allocator():
     del y
     eager.cuda.empty_cache()
     assert eager.cuda.memory_reserved() <= base_res
+
+
+# -- 3. FMA contraction off in elementwise kernels (checked in their PTX) ----------------------
+
+_PTX_SCRIPT = r"""
+import glob, json, sys
+from runtime.cuda import ptxcheck
+out = []
+for path in sorted(glob.glob(sys.argv[1] + "/*.json")):
+    record = json.load(open(path))
+    ptx = ptxcheck.ptx(record, "sm_80")
+    ptxcheck.link_cubin(ptx, "sm_80")
+    out.append({"source": record["source"], "fma": ptx.count("fma.rn"),
+                "mul": ptx.count("mul.rn.f32"), "add": ptx.count("add.rn.f32")})
+print(json.dumps(out))
+"""
+
+
+def test_fused_multiply_add_kernel_has_no_fma_in_its_ptx(tmp_path, monkeypatch):
+    """A fused ``a*b+c`` must round the product as eager's separate mul and add kernels do
+    (NVVM's -fma=0); the GEMM keeps its FMA.  Compiled to PTX for sm_80 and linked, in a
+    process without the simulator (NVVM from the venv's CUDA wheels: no GPU needed)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from runtime.cuda import DEVICE
+    monkeypatch.setattr(DEVICE, "_logged", set())
+    monkeypatch.setenv("DYNGRAPH_CUDA_KERNEL_LOG", str(tmp_path))
+
+    def f(a, b, c, w):
+        return (a * b + c) @ w
+    cf = compiler.compile(f)
+    a, b, c = (eager.tensor(np.full((2, 3), v, np.float32), device="cuda")
+               for v in (1.1, 2.3, 0.7))
+    w = eager.ones(3, 2, device="cuda")
+    for _ in range(2):
+        out = cf(a, b, c, w)
+        compiler.wait()
+    np.testing.assert_array_equal(_host(out), _host(f(a, b, c, w)))
+    assert any("a0 * a1" in k[1] for t in cf.explain().traces for k in t["kernels"])
+    monkeypatch.delenv("DYNGRAPH_CUDA_KERNEL_LOG")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.run([sys.executable, "-c", _PTX_SCRIPT, str(tmp_path)], cwd=root,
+                          env=env, capture_output=True, text=True, timeout=300)
+    if proc.returncode and ("NVVM" in proc.stderr and "not found" in proc.stderr.lower()):
+        pytest.skip("no libNVVM here (the cuda extra's nvidia-nvvm wheel)")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    kernels = json.loads(proc.stdout.strip().splitlines()[-1])
+    fused = [k for k in kernels if "t0 = a0 * a1" in k["source"] and "t1 = t0 + a2"
+             in k["source"]]
+    assert fused
+    for k in fused:
+        assert k["fma"] == 0 and k["mul"] >= 1 and k["add"] >= 1, k
+    gemm = [k for k in kernels if "NVVM_FMA = True" in k["source"]]
+    assert gemm and all(k["fma"] >= 1 for k in gemm)
