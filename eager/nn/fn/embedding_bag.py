@@ -136,6 +136,49 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
                       "`embedding_bag(input, weight, ...)`.", stacklevel=2)
         weight, input = input, weight
     psw = per_sample_weights
+    _check_args(input, weight, offsets, mode, scale_grad_by_freq, sparse, psw)
+    if max_norm is not None:
+        _renorm_(weight, reshape(input, (-1,)), max_norm, norm_type)
+    _check_types(weight, psw, mode)
+    num, dim = weight.shape
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise RuntimeError(f"padding_idx must be within the number of embeddings, -{num} "
+                               f"through {num - 1}, but got {padding_idx}")
+        if padding_idx < 0:
+            padding_idx += num
+    flat = reshape(input, (-1,))
+    n = flat.numel()
+    nbags, starts, lengths = _layout(input, offsets, n, include_last_offset)
+    # the bags are consecutive from position 0
+    covered = int(lengths.sum())
+    bag_of = np.repeat(np.arange(nbags, dtype=np.int64), lengths)
+    if n and STATE.tracer is None:
+        lo, hi = int(_red.min(flat)), int(_red.max(flat))
+        if lo < 0 or hi >= num:
+            raise RuntimeError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings but "
+                               f"found idx to be {lo if lo < 0 else hi}")
+    if covered < n:
+        # positions past the last bag (include_last_offset) belong to no bag
+        flat = flat[:covered]
+        bag_of = bag_of[:covered]
+        if psw is not None:
+            psw = reshape(psw, (-1,))[:covered]
+        n = covered
+    keep = None if padding_idx is None else _ew.ne(flat, padding_idx)
+
+    rows = index_select(weight, 0, flat)                     # (n, dim)
+    if scale_grad_by_freq and n:
+        rows = _grad_scaled(rows, flat)
+    bags = tensor(bag_of, device=weight.device)
+    out0 = zeros(nbags, dim, dtype=weight.dtype, device=weight.device)
+    if mode != "max" or not n:
+        return _sum_or_mean(weight, rows, bags, out0, keep, psw, mode, n, nbags)
+    return _max(weight, rows, keep, starts, lengths, nbags, dim)
+
+
+def _check_args(input, weight, offsets, mode, scale_grad_by_freq, sparse, psw) -> None:
+    """PyTorch's checks of the shapes, the mode and its options, and the indices' type."""
     if psw is not None and tuple(input.shape) != tuple(psw.shape):
         raise ValueError(f"embedding_bag: If per_sample_weights ({psw.shape}) is not None, "
                          f"then it must have the same shape as the input ({input.shape})")
@@ -166,8 +209,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
         raise NotImplementedError("embedding_bag: sparse gradients (sparse=True) are not "
                                   "supported")
     _check_indices(input)
-    if max_norm is not None:
-        _renorm_(weight, reshape(input, (-1,)), max_norm, norm_type)
+
+
+def _check_types(weight, psw, mode) -> None:
+    """The checks of ``per_sample_weights`` against the mode and of the weight's dtype."""
     if psw is not None and mode != "sum":
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. "
                                   "per_sample_weights is only supported for mode='sum' "
@@ -183,15 +228,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
                            f"tensor for argument #1 'per_sample_weights'; but type "
                            f"{weight.type()} does not equal {psw.type()} (while checking "
                            "arguments for embedding_bag)")
-    num, dim = weight.shape
-    if padding_idx is not None:
-        if not -num <= padding_idx < num:
-            raise RuntimeError(f"padding_idx must be within the number of embeddings, -{num} "
-                               f"through {num - 1}, but got {padding_idx}")
-        if padding_idx < 0:
-            padding_idx += num
-    flat = reshape(input, (-1,))
-    n = flat.numel()
+
+
+def _layout(input, offsets, n: int, include_last_offset: bool) -> tuple:
+    """``(nbags, starts, lengths)``: the bags' count, first positions and lengths."""
     if input.ndim == 2:
         nbags, length = input.shape
         starts = np.arange(nbags, dtype=np.int64) * length
@@ -201,42 +241,27 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
         nbags = len(s0)
         starts = np.asarray(s0, dtype=np.int64)
         lengths = np.asarray(e0, dtype=np.int64) - starts
-    # the bags are consecutive from position 0
-    covered = int(lengths.sum())
-    bag_of = np.repeat(np.arange(nbags, dtype=np.int64), lengths)
-    if n and STATE.tracer is None:
-        lo, hi = int(_red.min(flat)), int(_red.max(flat))
-        if lo < 0 or hi >= num:
-            raise RuntimeError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings but "
-                               f"found idx to be {lo if lo < 0 else hi}")
-    if covered < n:
-        # positions past the last bag (include_last_offset) belong to no bag
-        flat = flat[:covered]
-        bag_of = bag_of[:covered]
-        if psw is not None:
-            psw = reshape(psw, (-1,))[:covered]
-        n = covered
-    keep = None if padding_idx is None else _ew.ne(flat, padding_idx)
+    return nbags, starts, lengths
 
-    rows = index_select(weight, 0, flat)                     # (n, dim)
-    if scale_grad_by_freq and n:
-        rows = _grad_scaled(rows, flat)
-    bags = tensor(bag_of, device=weight.device)
-    out0 = zeros(nbags, dim, dtype=weight.dtype, device=weight.device)
-    if mode != "max" or not n:
-        if psw is not None:
-            rows = _ew.mul(rows, reshape(psw, (n, 1)))
-        if keep is not None:      # (a where, not a product: an inf in a padding row stays out)
-            rows = _ew.where(reshape(keep, (n, 1)), rows, 0.0)
-        out = index_add(out0, 0, bags, rows)
-        if mode == "mean":
-            ones = (_ew.cast(keep, weight.dtype) if keep is not None
-                    else tensor(np.ones(n), dtype=weight.dtype, device=weight.device))
-            count = index_add(zeros(nbags, dtype=weight.dtype, device=weight.device), 0, bags,
-                              ones)
-            out = _ew.div(out, reshape(_ew.clamp_min(count, 1.0), (nbags, 1)))
-        return out
-    # max: the bags padded to a common length (padding slots masked to -inf)
+
+def _sum_or_mean(weight, rows, bags, out0, keep, psw, mode, n, nbags):
+    """Sums (or means) of the bags' rows, added into ``out0`` by bag with ``index_add``."""
+    if psw is not None:
+        rows = _ew.mul(rows, reshape(psw, (n, 1)))
+    if keep is not None:      # (a where, not a product: an inf in a padding row stays out)
+        rows = _ew.where(reshape(keep, (n, 1)), rows, 0.0)
+    out = index_add(out0, 0, bags, rows)
+    if mode == "mean":
+        ones = (_ew.cast(keep, weight.dtype) if keep is not None
+                else tensor(np.ones(n), dtype=weight.dtype, device=weight.device))
+        count = index_add(zeros(nbags, dtype=weight.dtype, device=weight.device), 0, bags,
+                          ones)
+        out = _ew.div(out, reshape(_ew.clamp_min(count, 1.0), (nbags, 1)))
+    return out
+
+
+def _max(weight, rows, keep, starts, lengths, nbags, dim):
+    """Maxima of the bags' rows: bags padded to one length (padding slots -inf), empty 0."""
     width = int(lengths.max())
     j = np.arange(width, dtype=np.int64)
     slot_ok = j[None, :] < lengths[:, None]                      # (nbags, width)
