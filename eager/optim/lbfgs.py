@@ -275,37 +275,9 @@ class LBFGS(Optimizer):
             state["n_iter"] += 1
 
             # the descent direction
-            if state["n_iter"] == 1:
-                d = flat_grad.neg()
-                old_dirs, old_stps, ro = [], [], []
-                H_diag = 1
-            else:
-                # the L-BFGS update (memory kept as lists)
-                y = flat_grad.sub(prev_flat_grad)
-                s = d.mul(t)
-                ys = y.dot(s)
-                if ys > 1e-10:
-                    if len(old_dirs) == history_size:   # shift the history
-                        old_dirs.pop(0)
-                        old_stps.pop(0)
-                        ro.pop(0)
-                    old_dirs.append(y)
-                    old_stps.append(s)
-                    ro.append(1.0 / ys)
-                    H_diag = ys / y.dot(y)   # an initial Hessian scale
-                num_old = len(old_dirs)
-                if "al" not in state:
-                    state["al"] = [None] * history_size
-                al = state["al"]
-                # the two-loop recursion
-                q = flat_grad.neg()
-                for i in range(num_old - 1, -1, -1):
-                    al[i] = old_stps[i].dot(q) * ro[i]
-                    q.add_(old_dirs[i], alpha=-al[i])
-                d = r = q.mul(H_diag)
-                for i in range(num_old):
-                    be_i = old_dirs[i].dot(r) * ro[i]
-                    r.add_(old_stps[i], alpha=al[i] - be_i)
+            d, old_dirs, old_stps, ro, H_diag = _direction(
+                state, flat_grad, prev_flat_grad, d, t, old_dirs, old_stps, ro, H_diag,
+                history_size)
 
             if prev_flat_grad is None:
                 prev_flat_grad = flat_grad.clone()
@@ -323,32 +295,9 @@ class LBFGS(Optimizer):
             if gtd > -tolerance_change:
                 break
 
-            ls_func_evals = 0
-            if line_search_fn is not None:
-                if line_search_fn != "strong_wolfe":
-                    raise RuntimeError("only 'strong_wolfe' is supported")
-                x_init = self._clone_param()
-
-                def obj_func(x, t, d):
-                    return self._directional_evaluate(closure, x, t, d)
-
-                loss, flat_grad, t, ls_func_evals = _strong_wolfe(
-                    obj_func, x_init, t, d, loss, flat_grad, gtd,
-                    max_ls=max_eval - current_evals)
-                self._add_grad(t, d)
-                opt_cond = flat_grad.abs().max() <= tolerance_grad
-            else:
-                # a fixed step
-                self._add_grad(t, d)
-                if n_iter != max_iter:
-                    # re-evaluate (not on the last iteration: the next step() does)
-                    with enable_grad():
-                        loss = closure()
-                    loss = float(loss)
-                    flat_grad = self._gather_flat_grad()
-                    opt_cond = flat_grad.abs().max() <= tolerance_grad
-                    ls_func_evals = 1
-
+            loss, flat_grad, t, ls_func_evals, opt_cond = self._line_step(
+                closure, line_search_fn, loss, flat_grad, t, d, gtd, max_eval, current_evals,
+                tolerance_grad, n_iter != max_iter, opt_cond)
             current_evals += ls_func_evals
             state["func_evals"] += ls_func_evals
 
@@ -365,3 +314,67 @@ class LBFGS(Optimizer):
         state["H_diag"] = H_diag
         state["prev_flat_grad"], state["prev_loss"] = prev_flat_grad, prev_loss
         return orig_loss
+
+    def _line_step(self, closure, line_search_fn, loss, flat_grad, t, d, gtd, max_eval,
+                   current_evals, tolerance_grad, evaluate, opt_cond):
+        """Move along ``d``; ``(loss, flat_grad, t, evaluations, opt_cond)`` after the step."""
+        ls_func_evals = 0
+        if line_search_fn is not None:
+            if line_search_fn != "strong_wolfe":
+                raise RuntimeError("only 'strong_wolfe' is supported")
+            x_init = self._clone_param()
+
+            def obj_func(x, t, d):
+                return self._directional_evaluate(closure, x, t, d)
+
+            loss, flat_grad, t, ls_func_evals = _strong_wolfe(
+                obj_func, x_init, t, d, loss, flat_grad, gtd,
+                max_ls=max_eval - current_evals)
+            self._add_grad(t, d)
+            opt_cond = flat_grad.abs().max() <= tolerance_grad
+        else:
+            # a fixed step
+            self._add_grad(t, d)
+            if evaluate:
+                # re-evaluate (not on the last iteration: the next step() does)
+                with enable_grad():
+                    loss = closure()
+                loss = float(loss)
+                flat_grad = self._gather_flat_grad()
+                opt_cond = flat_grad.abs().max() <= tolerance_grad
+                ls_func_evals = 1
+        return loss, flat_grad, t, ls_func_evals, opt_cond
+
+
+def _direction(state, flat_grad, prev_flat_grad, d, t, old_dirs, old_stps, ro, H_diag,
+               history_size):
+    """The descent direction (two-loop recursion) and the updated history and scale."""
+    if state["n_iter"] == 1:
+        return flat_grad.neg(), [], [], [], 1
+    # the L-BFGS update (memory kept as lists)
+    y = flat_grad.sub(prev_flat_grad)
+    s = d.mul(t)
+    ys = y.dot(s)
+    if ys > 1e-10:
+        if len(old_dirs) == history_size:   # shift the history
+            old_dirs.pop(0)
+            old_stps.pop(0)
+            ro.pop(0)
+        old_dirs.append(y)
+        old_stps.append(s)
+        ro.append(1.0 / ys)
+        H_diag = ys / y.dot(y)   # an initial Hessian scale
+    num_old = len(old_dirs)
+    if "al" not in state:
+        state["al"] = [None] * history_size
+    al = state["al"]
+    # the two-loop recursion
+    q = flat_grad.neg()
+    for i in range(num_old - 1, -1, -1):
+        al[i] = old_stps[i].dot(q) * ro[i]
+        q.add_(old_dirs[i], alpha=-al[i])
+    d = r = q.mul(H_diag)
+    for i in range(num_old):
+        be_i = old_dirs[i].dot(r) * ro[i]
+        r.add_(old_stps[i], alpha=al[i] - be_i)
+    return d, old_dirs, old_stps, ro, H_diag
