@@ -245,8 +245,7 @@ def fuse(graph: Graph, device: Device | None = None, singleton_min: int | None =
 
 
 def _dependencies(nodes, prod) -> tuple:
-    """``(parents, seg, anc, desc)`` per node: producers (with effect-chain edges), guard
-    segment, ancestor and descendant bit sets."""
+    """Per node: producers (with effect-chain edges), guard segment, ancestor/descendant bits."""
     n_nodes = len(nodes)
     parents: list = []
     seg: list = []
@@ -281,8 +280,7 @@ def _dependencies(nodes, prod) -> tuple:
 
 
 def _group_vertical(nodes, ok, parents, seg, anc, desc) -> tuple:
-    """Vertical grouping: each fusible node joins its producers' groups when convex;
-    ``(group_of, groups)``."""
+    """Vertical: each fusible node joins its producers' groups when convex (new groups)."""
     group_of: list = [None] * len(nodes)
     groups: dict = {}
     for i, n in enumerate(nodes):
@@ -326,8 +324,7 @@ def _group_vertical(nodes, ok, parents, seg, anc, desc) -> tuple:
 
 def _attach_reductions(nodes, device, prod, group_of, groups, seg, anc, desc, consumers,
                        out_ids) -> dict:
-    """Group id -> the reduction joining it: one whose input only that group computes
-    (and only it uses)."""
+    """Group id -> reduction joining it: one whose input only that group computes and uses."""
     reduce_of: dict = {}
     for r, n in enumerate(nodes):
         if not reduction_ok(n, device):
@@ -399,8 +396,7 @@ def _chosen_groups(nodes, groups, reduce_of, singleton_min) -> dict:
 
 
 def _rebuild(graph, nodes, fused, reduce_of, parents, prod, consumers, out_ids) -> Graph:
-    """The new graph: units (fused groups and single nodes) with their new nodes, in an
-    order their dependencies allow, dead code removed."""
+    """The new graph: fused groups and single nodes as units, in dependency order, dce'd."""
     n_nodes = len(nodes)
     next_id = 1 + max([v.id for v in graph.inputs] +
                       [n.out.id for n in nodes if n.out is not None] + [-1])

@@ -243,8 +243,7 @@ def _wanted(inputs):
 
 
 def _count_deps(starts, useful, stop_at, leaf_deps) -> dict:
-    """Node -> how many edges point at it from the nodes the walk will run (and the
-    same per leaf into ``leaf_deps`` when given); nodes in ``stop_at`` are not followed."""
+    """Node -> edges into it from nodes to run (leaves into ``leaf_deps``), not past ``stop_at``."""
     deps: dict = {}
     stack = list(starts)
     seen = set(map(id, stack))
@@ -268,8 +267,7 @@ def _count_deps(starts, useful, stop_at, leaf_deps) -> dict:
 def _walk(ready, node_buf, leaf_buf, deps, leaf_deps, finish, F, retain_graph,
           as_tensors=False, hooks=False, want_nodes=None, captured=None, partial=False,
           useful=None, anomaly=False) -> None:
-    """Run each ready node's formula and route its gradients to the nodes and leaves
-    behind it (the general walk and the lean one both; the defaults are the lean's)."""
+    """Run ready nodes' formulas, routing gradients to nodes and leaves (defaults: lean walk)."""
     add, sum_to, cast = F.add, F.sum_to, F.cast
     while ready:
         node = ready.pop()
@@ -412,9 +410,10 @@ def _run_chain(root, nodes, root_grads, retain_graph):
 
 
 def _run_plain(root, retain_graph):
-    """``loss.backward()`` on arrays: the general walk below without what this case never
-    needs (wanted inputs, capture, tensors, anomaly checks), in the same order, so the
-    same gradients.  None (nothing done) when some node has hooks or retains a grad: the
+    """``loss.backward()`` on arrays: the general walk without the set-up this case never
+    needs (wanted inputs, capture, tensors, anomaly checks): its own dependency count, then
+    the same :func:`_walk` with those features off, in the same order, so the same
+    gradients.  None (nothing done) when some node has hooks or retains a grad: the
     general walk runs those."""
     if root.requires_grad is False:
         return None

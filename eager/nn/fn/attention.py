@@ -396,8 +396,7 @@ def _mha_in_projection(query, key, value, in_proj_weight, in_proj_bias,
 
 def _mha_heads(q, k, v, attn_mask, key_padding_mask, bias_k, bias_v, add_zero_attn,
                tgt_len, bsz, embed_dim, num_heads, head_dim):
-    """``(q, k, v, attn_mask)`` per head, ``(N * heads, L, head_dim)``: keys and values
-    extended by ``bias_k``/``bias_v`` and a zero, the padding mask merged into the mask."""
+    """q, k, v split into heads (keys extended by bias_k/v, zero) and the merged mask."""
     if bias_k is not None and bias_v is not None:
         k = cat([k, expand(bias_k, 1, bsz, embed_dim)])
         v = cat([v, expand(bias_v, 1, bsz, embed_dim)])
