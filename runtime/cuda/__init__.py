@@ -83,8 +83,49 @@ def nvvm_fma(module):
         _NVVM_FMA.reset(token)
 
 
+_trusted_cuda_cache = False
+
+
+def _trust_cuda_cache_files() -> None:
+    """Numba-cuda keeps its own copy of Numba's cache files (``numba.cuda.core.caching``):
+    give it the checks :mod:`runtime.cache` gives Numba's (a pickle is read only when it
+    matches the record written beside it, for the modules loaded there)."""
+    global _trusted_cuda_cache
+    if _trusted_cuda_cache:
+        return
+    from numba.cuda.core.caching import IndexDataCacheFile
+
+    from ..cache import _patch_index_data_cache_file
+    _patch_index_data_cache_file(IndexDataCacheFile)
+    _trusted_cuda_cache = True
+
+
+def _guard_kernel_caches(mod) -> None:
+    """Every kernel of ``mod`` with a disk cache (``cuda.jit(cache=True)``): a cache file
+    that fails to load (corrupt, from another numba-cuda) is discarded and the kernel
+    compiled, instead of the launch failing."""
+    for obj in list(vars(mod).values()):
+        cache = getattr(obj, "_cache", None)
+        if cache is None or not hasattr(cache, "load_overload") or \
+                "load_overload" in vars(cache):
+            continue
+        load = cache.load_overload
+
+        def load_overload(sig, target_context, load=load, cache=cache):
+            try:
+                return load(sig, target_context)
+            except Exception:    # noqa: BLE001 - unreadable cache files: recompile
+                try:
+                    cache.flush()
+                except Exception:  # noqa: BLE001
+                    cache.disable()
+                return None
+        cache.load_overload = load_overload
+
+
 if not SIMULATED:
     _install_nvvm_fma_option()
+    _trust_cuda_cache_files()
 
 
 class CUDA(Device):
@@ -139,7 +180,13 @@ class CUDA(Device):
         return ALLOCATOR
 
     def load(self, source: str):
+        """The module of kernel ``source``: its kernels are ``cuda.jit(cache=True)``, so
+        a later process loads their machine code from numba-cuda's cache beside the
+        source file (:mod:`runtime.cache`) instead of compiling through NVVM again (not
+        in the simulator, nor with ``DYNGRAPH_CACHE_DIR=off``)."""
         mod = load_module(source, prefix="dgc")
+        if not SIMULATED and "__dyngraph_source__" not in vars(mod):
+            _guard_kernel_caches(mod)
         mod.__dyngraph_source__ = source
         return mod
 

@@ -32,7 +32,7 @@ def gemm_source(tile: int, dtype: str, bias: bool) -> str:
 NVVM_FMA = True    # the GEMM keeps FMA contraction (acc += a*b as one fma per k)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def kernel(a, oa, sa, b, ob, sb, c, {extra}M, N, K):
     ta = cuda.shared.array(({tile}, {tile}), dtype=np.{dtype})
     tb = cuda.shared.array(({tile}, {tile}), dtype=np.{dtype})
@@ -95,7 +95,7 @@ def uniform(seed, counter, stream):
     return (np.float64(hi) * 67108864.0 + np.float64(lo)) / 9007199254740992.0
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def rand(y, n, seed, offset):
     i = cuda.grid(1)
     while i < n:
@@ -103,7 +103,7 @@ def rand(y, n, seed, offset):
         i += cuda.gridsize(1)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def randn(y, n, seed, offset):
     i = cuda.grid(1)
     while i < n:
@@ -113,7 +113,7 @@ def randn(y, n, seed, offset):
         i += cuda.gridsize(1)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def bernoulli(y, n, seed, offset, p):
     i = cuda.grid(1)
     while i < n:
@@ -121,7 +121,7 @@ def bernoulli(y, n, seed, offset, p):
         i += cuda.gridsize(1)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def randint(y, n, seed, offset, low, span):
     i = cuda.grid(1)
     while i < n:
@@ -129,7 +129,7 @@ def randint(y, n, seed, offset, low, span):
         i += cuda.gridsize(1)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def bernoulli_tensor(y, p, n, seed, offset, bad):
     # y[i] = 1 where a uniform draw falls below p[i] (contiguous, y's dtype); bad[0] = 1
     # when some p[i] lies outside [0, 1] (the caller raises PyTorch's error)
@@ -142,7 +142,7 @@ def bernoulli_tensor(y, p, n, seed, offset, bad):
         i += cuda.gridsize(1)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def random_keys(keys, n, seed, offset):
     # 64 random bits per element: the sort keys of randperm
     i = cuda.grid(1)
@@ -151,7 +151,7 @@ def random_keys(keys, n, seed, offset):
         i += cuda.gridsize(1)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def rank_by_keys(y, keys, n):
     # y[rank of keys[i]] = i, ties broken by index: a permutation whatever the keys (each
     # thread counts the keys before its own, O(n) per element)
@@ -174,7 +174,7 @@ def nll_source(threads: int) -> str:
     sums the picked log-probabilities (float64) and counts the rows kept."""
     return HEADER + f'''
 
-@cuda.jit
+@cuda.jit(cache=True)
 def loss(logp, ol, sl, target, ot, st, n, ignore, mean, out):
     acc = cuda.shared.array({threads}, dtype=np.float64)
     cnt = cuda.shared.array({threads}, dtype=np.int64)
@@ -217,7 +217,7 @@ def loss(logp, ol, sl, target, ot, st, n, ignore, mean, out):
             out[0] = -acc[0] / count
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def grad(g, og, target, ot, st, n, c, ignore, mean, out):
     cnt = cuda.shared.array({threads}, dtype=np.int64)
     tid = cuda.threadIdx.x
@@ -251,7 +251,7 @@ def grad(g, og, target, ot, st, n, c, ignore, mean, out):
 
 GATHER_SOURCE = HEADER + '''
 
-@cuda.jit
+@cuda.jit(cache=True)
 def gather(a, oa, sa, size, idx, oi, si, y, shp, n, dim):
     """``y[i] = a[.., idx[i], ..]`` along ``dim`` for every element ``i`` of ``idx``'s
     shape ``shp`` (``a`` and ``idx`` strided views; negative indices wrap by ``size``)."""
@@ -282,7 +282,7 @@ def argreduce_source(threads: int, dtype: str, largest: bool) -> str:
     cmp = ">" if largest else "<"
     return HEADER + f'''
 
-@cuda.jit(device=False)
+@cuda.jit(cache=True)
 def kernel(x, y, rows, m):
     sv = cuda.shared.array({threads}, dtype=np.{dtype})
     si = cuda.shared.array({threads}, dtype=np.int64)
@@ -326,7 +326,7 @@ def kernel(x, y, rows, m):
 
 SCATTER_SOURCE = HEADER + '''
 
-@cuda.jit
+@cuda.jit(cache=True)
 def scatter(y, sy, size, idx, oi, si, src, os_, ss, shp, n, dim, add):
     """``y[.., idx[i], ..] (+)= src[i]`` along ``dim`` for every element ``i`` of ``idx``'s
     shape ``shp``; ``y`` contiguous with strides ``sy``; repeated indices accumulate
@@ -380,7 +380,7 @@ def scan_source(kind: str, dtype: str) -> str:
     body = "".join(f"                {ln}\n" for ln in step)
     return HEADER + f'''
 
-@cuda.jit
+@cuda.jit(cache=True)
 def kernel(y, rows, m, reverse):
     r = cuda.grid(1)
     while r < rows:
@@ -398,7 +398,7 @@ def kernel(y, rows, m, reverse):
 
 INDEX_SOURCE = HEADER + '''
 
-@cuda.jit
+@cuda.jit(cache=True)
 def index(a, oa, idx, oi, si0, y, shp, sa, si, sizes, astr, n):
     """Advanced indexing: ``y[i] = a[..]`` for every element ``i`` of the (contiguous)
     output of shape ``shp``: output dimension ``d`` steps ``a`` by ``sa[d]`` (0 for a
@@ -425,7 +425,7 @@ def index(a, oa, idx, oi, si0, y, shp, sa, si, sizes, astr, n):
         i += cuda.gridsize(1)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def put(y, oy, idx, oi, si0, v, ov, sv, shp, sy, si, sizes, ystr, n, add):
     """The adjoint walk of ``index``: element ``i`` of the region of shape ``shp`` reads
     ``v`` (strides ``sv``) and writes (``add``: adds atomically, so repeated indices
@@ -515,7 +515,7 @@ def half_encode_source(src: str, half: str) -> str:
     bits, man = (32, 23) if src == "float32" else (64, 52)
     return HEADER + _to_half_bits(bits, man, half) + '''
 
-@cuda.jit
+@cuda.jit(cache=True)
 def kernel(x, y, n):
     i = cuda.grid(1)
     while i < n:
@@ -548,7 +548,7 @@ def half_decode_source(half: str) -> str:
             y[i] = sign | (ee << np.uint32(23)) | ((m & np.uint32(1023)) << np.uint32(13))'''
     return HEADER + f'''
 
-@cuda.jit
+@cuda.jit(cache=True)
 def kernel(x, y, n):
     i = cuda.grid(1)
     while i < n:

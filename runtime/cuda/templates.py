@@ -13,8 +13,18 @@ strides and offsets are arguments, so a new shape reuses the compiled kernel.
 
 from __future__ import annotations
 
-HEADER = '''\
+import hashlib
+from pathlib import Path
+
+#: the digest of runtime/cuda/mathlib.py, whose functions kernels compile in: part of the
+#: source text, so a kernel cached on disk (``cuda.jit(cache=True)``) is rebuilt when they
+#: change (numba's cache checks only the kernel's own file)
+MATHLIB_DIGEST = hashlib.sha256(
+    (Path(__file__).parent / "mathlib.py").read_bytes()).hexdigest()[:16]
+
+HEADER = f'''\
 """dyngraph: CUDA kernel (generated; the text is its own cache key)."""
+# runtime.cuda.mathlib {MATHLIB_DIGEST}
 import math
 
 import numpy as np
@@ -71,7 +81,7 @@ def elementwise_source(core: list, out_vars: list, flat_in: list, flat_out: list
     lines = [HEADER]
     if doc:
         lines.append("".join(f"# {ln}\n" for ln in doc.splitlines()))
-    lines.append("\n@cuda.jit\n")
+    lines.append("\n@cuda.jit(cache=True)\n")
     lines.append(f"def kernel({', '.join(params + outs + ['shp', 'n'])}):\n")
     body = ["i = cuda.grid(1)", "step = cuda.gridsize(1)", "while i < n:"]
     ind = "    "
@@ -101,7 +111,7 @@ def reduce_source(core: list, value: str, flat_in: list, rank: int, init: str,
     lines = [HEADER]
     if doc:
         lines.append("".join(f"# {ln}\n" for ln in doc.splitlines()))
-    lines.append("\n@cuda.jit\n")
+    lines.append("\n@cuda.jit(cache=True)\n")
     lines.append(f"def kernel({', '.join(params + ['y0', 'shp', 'rows', 'm'])}):\n")
     c = lambda a, b: combine.format(acc=a, x=b)
     body = [f"sm = cuda.shared.array({threads}, dtype=np.{acc_type})",

@@ -301,3 +301,71 @@ def test_fused_multiply_add_kernel_has_no_fma_in_its_ptx(tmp_path, monkeypatch):
         assert k["fma"] == 0 and k["mul"] >= 1 and k["add"] >= 1, k
     gemm = [k for k in kernels if "NVVM_FMA = True" in k["source"]]
     assert gemm and all(k["fma"] >= 1 for k in gemm)
+
+
+# -- 4. kernels cached on disk across processes ---------------------------------------------------
+
+_CACHE_SCRIPT = r"""
+import glob, json, os, sys
+from runtime.cuda import DEVICE, templates, kernels
+from runtime.cuda import launch
+src = templates.elementwise_source(["t0 = a0 * a1", "t1 = t0 + a2"], ["t1"], [True] * 3,
+                                   [True], 1)
+out = {}
+mod = DEVICE.load(src)
+cache = getattr(mod.kernel, "_cache", None)
+out["dispatcher"] = type(mod.kernel).__name__
+out["cache"] = type(cache).__name__
+out["cache_path"] = getattr(cache, "cache_path", None)
+out["guarded"] = "load_overload" in vars(cache) if cache is not None else False
+from numba.cuda.core.caching import IndexDataCacheFile
+out["trusted"] = IndexDataCacheFile._save_index.__module__ == "runtime.cache"
+for name, source in (("random", kernels.RANDOM_SOURCE), ("gather", kernels.GATHER_SOURCE),
+                     ("gemm", kernels.gemm_source(16, "float32", True))):
+    m = DEVICE.load(source)
+    disp = [v for v in vars(m).values() if type(v).__name__ == "CUDADispatcher"]
+    out[name] = sorted({type(d._cache).__name__ for d in disp})
+print(json.dumps(out))
+"""
+
+
+def _run_without_simulator(script, *args, env_extra=None):
+    import json
+    import os
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    env.update(env_extra or {})
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.run([sys.executable, "-c", script, *args], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_kernels_are_built_with_a_disk_cache_outside_the_simulator(tmp_path):
+    from runtime.cuda import kernels, templates
+    src = templates.elementwise_source(["t0 = a0"], ["t0"], [True], [True], 1)
+    assert "@cuda.jit(cache=True)" in src and "runtime.cuda.mathlib " in src
+    red = templates.reduce_source(["t0 = a0"], "t0", [True], 1, "0.0", "{acc} + {x}",
+                                  "{acc}", "float64", 8)
+    assert "@cuda.jit(cache=True)" in red
+    for source in (kernels.RANDOM_SOURCE, kernels.GATHER_SOURCE, kernels.SCATTER_SOURCE,
+                   kernels.INDEX_SOURCE, kernels.gemm_source(4, "float32", False),
+                   kernels.nll_source(8), kernels.argreduce_source(8, "float64", True),
+                   kernels.scan_source("sum", "float32"),
+                   kernels.half_decode_source("float16"),
+                   kernels.half_encode_source("float32", "bfloat16")):
+        assert "@cuda.jit\n" not in source and "@cuda.jit(cache=True)" in source
+    # a process with numba-cuda's real target (no GPU needed to build the dispatchers):
+    # every kernel has numba-cuda's disk cache beside its source in the kernel cache
+    # directory, read through runtime.cache's checks, self-healing on a bad file
+    got = _run_without_simulator(_CACHE_SCRIPT,
+                                 env_extra={"DYNGRAPH_CACHE_DIR": str(tmp_path)})
+    assert got["dispatcher"] == "CUDADispatcher" and got["cache"] == "CUDACache"
+    assert got["cache_path"].startswith(str(tmp_path)) and got["guarded"]
+    assert got["trusted"]
+    assert got["random"] == got["gather"] == got["gemm"] == ["CUDACache"]
+    # with the disk cache off, kernels are built without one (no file to key it on)
+    off = _run_without_simulator(_CACHE_SCRIPT, env_extra={"DYNGRAPH_CACHE_DIR": "off"})
+    assert off["dispatcher"] == "CUDADispatcher" and off["cache"] == "NullCache"
