@@ -15,7 +15,7 @@ from runtime.cuda.array import CudaArray
 from ..ops import OPS
 from ..ops import elementwise as E
 from ..ops import reduce as R
-from .elementwise import _BOOL, _F64, _I64, contiguous, run_elementwise
+from .elementwise import _BOOL, _I64, contiguous, run_elementwise
 
 
 def reduce(kind: str, a: CudaArray, dims: tuple, keepdim: bool, out_dtype) -> CudaArray:
@@ -113,8 +113,9 @@ def argreduce(largest):
             raise RuntimeError(f"{'argmax' if largest else 'argmin'}(): Expected reduction "
                                "dim to be specified for input.numel() == 0.")
         rows = x.size // m
-        # compared in float64 / int64: one kernel per direction and kind
-        src = run_elementwise(E.Cast, [x], {"dtype": _F64 if a.dtype.kind == "f" else _I64})
+        # compared in the input's own dtype (one kernel per direction and dtype); bool
+        # as int64
+        src = x if a.dtype.kind in "fiu" else run_elementwise(E.Cast, [x], {"dtype": _I64})
         return launch.argreduce(src, rows, m, largest).reshape(out_shape)
     return impl
 

@@ -141,6 +141,9 @@ class CUDA(Device):
     reduce_threads = 8 if SIMULATED else 256
     tile = 4 if SIMULATED else 16
     max_blocks = 4 if SIMULATED else 65535
+    #: a reduction with fewer output elements than this splits each row over several
+    #: blocks (two passes: runtime.cuda.launch.reduce_parts)
+    reduce_rows_full = 4 if SIMULATED else 1024
 
     def __init__(self):
         self._logged: set = set()

@@ -95,6 +95,34 @@ def uniform(seed, counter, stream):
     return (np.float64(hi) * 67108864.0 + np.float64(lo)) / 9007199254740992.0
 
 
+@register_jitable
+def uniform32(seed, counter, stream):
+    """A float32 in [0, 1) with 24 random bits: exact, so never 1 (a float64 draw rounded
+    to float32 is 1.0 for the top 2**-25 of its range)."""
+    return np.float32(bits(seed, counter, stream) >> np.uint64(8)) * \
+        np.float32(5.9604644775390625e-08)
+
+
+@cuda.jit(cache=True)
+def rand32(y, n, seed, offset):
+    i = cuda.grid(1)
+    while i < n:
+        y[i] = uniform32(seed, offset + i, 0)
+        i += cuda.gridsize(1)
+
+
+@cuda.jit(cache=True)
+def randn32(y, n, seed, offset):
+    # Box-Muller in float32 (libdevice's logf, cosf, sqrtf)
+    i = cuda.grid(1)
+    while i < n:
+        u1 = np.float32(1.0) - uniform32(seed, offset + i, 0)   # in (0, 1]
+        u2 = uniform32(seed, offset + i, 2)
+        y[i] = math.sqrt(np.float32(-2.0) * math.log(u1)) * \
+            math.cos(np.float32(6.2831855) * u2)
+        i += cuda.gridsize(1)
+
+
 @cuda.jit(cache=True)
 def rand(y, n, seed, offset):
     i = cuda.grid(1)

@@ -130,10 +130,47 @@ def reduction_spec(kind: str, src: np.dtype, out: np.dtype):
         if src.kind != "b" else "{acc}"
 
 
+#: a block of a reduction walks at least this many elements per thread before the
+#: reduction is split over several blocks per output element (two passes)
+_PER_THREAD = 16
+
+
+def reduce_parts(rows: int, m: int) -> tuple:
+    """(parts, chunk): how the ``m`` elements of each of ``rows`` rows are split over
+    blocks.  One block per row while there are rows enough to fill the GPU or a row is
+    short; else each row in ``parts`` chunks of ``chunk`` elements (a multiple of the
+    block's threads), reduced by a second pass over the (rows, parts) partials, so a
+    full reduction of a large tensor runs on the whole GPU instead of one block."""
+    t = DEV.reduce_threads
+    per_block = t * _PER_THREAD
+    if m <= per_block or rows >= DEV.reduce_rows_full:
+        return 1, m
+    parts = min(-(-m // per_block), max(1, DEV.reduce_rows_full // rows))
+    chunk = -(-m // parts)
+    chunk = -(-chunk // t) * t
+    return -(-m // chunk), chunk
+
+
+def _reduce_module(core, value, kind, src_dtype, out_dtype, flat_in, rank, partial, doc):
+    key = ("reduce", tuple(core), value, kind, src_dtype.char, out_dtype.char, rank,
+           tuple(flat_in), partial)
+    mod = KERNELS.get(key)
+    if mod is None:
+        acc, init, combine, final = reduction_spec(kind, src_dtype, out_dtype)
+        source = templates.reduce_source(list(core), value, flat_in, rank, init, combine,
+                                         final, acc, DEV.reduce_threads, doc=doc,
+                                         partial=partial)
+        mod = KERNELS[key] = DEV.load(source)
+    return mod
+
+
 def run_reduce_core(core, value, operands, loop_shape, n_reduced, kind, src_dtype, out_dtype,
                     out_shape, doc="") -> CudaArray:
     """Reduce the core's ``value`` (of ``src_dtype``) over the last ``n_reduced``
-    dimensions of ``loop_shape`` with ``kind``: one block per kept element."""
+    dimensions of ``loop_shape`` with ``kind``: one block per kept element, or, for few
+    long rows, several (:func:`reduce_parts`) and a second pass over their partial
+    accumulators (float64/int64 sums as in one pass; only the order of the additions
+    differs, the same for eager and compiled graphs, which both launch here)."""
     loop_shape = tuple(loop_shape)
     out_dtype, src_dtype = np.dtype(out_dtype), np.dtype(src_dtype)
     split = len(loop_shape) - n_reduced
@@ -144,30 +181,40 @@ def run_reduce_core(core, value, operands, loop_shape, n_reduced, kind, src_dtyp
         flat = x.shape == loop_shape and x.is_contiguous
         kargs += [x.base, x.offset] + ([] if flat else [x.broadcast_to(loop_shape).estrides])
         flat_in.append(flat)
-    key = ("reduce", tuple(core), value, kind, src_dtype.char, out_dtype.char,
-           len(loop_shape), tuple(flat_in))
-    mod = KERNELS.get(key)
-    if mod is None:
-        acc, init, combine, final = reduction_spec(kind, src_dtype, out_dtype)
-        source = templates.reduce_source(list(core), value, flat_in, len(loop_shape), init,
-                                         combine, final, acc, DEV.reduce_threads, doc=doc)
-        mod = KERNELS[key] = DEV.load(source)
     out = CudaArray.empty((rows,), out_dtype)
-    if rows:
+    if not rows:
+        return out.reshape(out_shape)
+    parts, chunk = reduce_parts(rows, m)
+    shp = loop_shape or (1,)
+    if parts == 1:
+        mod = _reduce_module(core, value, kind, src_dtype, out_dtype, flat_in,
+                             len(loop_shape), False, doc)
         DEV.launch(mod, "kernel", min(rows, DEV.max_blocks), DEV.reduce_threads,
-                   kargs + [out.base, loop_shape or (1,), rows, m])
+                   kargs + [out.base, shp, rows, m, 1, m, m])
+        return out.reshape(out_shape)
+    acc = np.dtype(reduction_spec(kind, src_dtype, out_dtype)[0])
+    partials = CudaArray.empty((rows, parts), acc)
+    first = _reduce_module(core, value, kind, src_dtype, out_dtype, flat_in,
+                           len(loop_shape), True, doc)
+    DEV.launch(first, "kernel", min(rows * parts, DEV.max_blocks), DEV.reduce_threads,
+               kargs + [partials.base, shp, rows, m, parts, chunk, m])
+    second = _reduce_module((), "a0", kind, acc, out_dtype, [True], 2, False,
+                            f"{doc} (second pass)")
+    DEV.launch(second, "kernel", min(rows, DEV.max_blocks), DEV.reduce_threads,
+               [partials.base, 0, out.base, (rows, parts), rows, parts, 1, parts, m])
     return out.reshape(out_shape)
 
 
 def argreduce(src: CudaArray, rows: int, m: int, largest: bool) -> CudaArray:
     """The index of the largest (smallest) of each of the ``rows`` rows of ``m`` elements
-    of the contiguous float64 or int64 ``src``: a (rows,) int64 array."""
+    of the contiguous ``src`` (any real dtype, compared in it): a (rows,) int64 array."""
     dtype = src.dtype.name
     mod = module(("arg", largest, dtype),
                  lambda: K.argreduce_source(DEV.reduce_threads, dtype, largest))
     out = CudaArray.empty((rows,), I64)
+    base = src.base if not src.offset else src.base[src.offset:src.offset + src.size]
     DEV.launch(mod, "kernel", min(rows, DEV.max_blocks), DEV.reduce_threads,
-               [src.base, out.base, rows, m])
+               [base, out.base, rows, m])
     return out
 
 
@@ -235,8 +282,12 @@ def _random_module():
 
 def random(name: str, out: CudaArray, seed: int, offset: int, *extra) -> CudaArray:
     """Fill the contiguous ``out`` with the draws of kernel ``name`` (rand, randn,
-    bernoulli, randint; ``extra``: its parameters) at counters ``offset..`` of ``seed``."""
+    bernoulli, randint; ``extra``: its parameters) at counters ``offset..`` of ``seed``.
+    A float32 ``out`` of rand/randn is drawn in float32 (``rand32``, ``randn32``: 24-bit
+    uniforms, so rand never gives 1.0, and no float64 arithmetic)."""
     n = out.size
+    if out.dtype == np.float32 and name in ("rand", "randn"):
+        name += "32"
     if n:
         blocks, threads = DEV.grid(n)
         DEV.launch(_random_module(), name, blocks, threads,

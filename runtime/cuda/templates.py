@@ -100,27 +100,37 @@ def elementwise_source(core: list, out_vars: list, flat_in: list, flat_out: list
 
 def reduce_source(core: list, value: str, flat_in: list, rank: int, init: str,
                   combine: str, final: str, acc_type: str, threads: int,
-                  doc: str = "") -> str:
-    """A module with ``kernel(x0, o0, [s0,] .., y0, shp, rows, m)``: one block per output
-    element (grid-stride over ``rows``); its threads walk the ``m`` reduced elements of
-    that row (the trailing dimensions of the loop shape ``shp``), accumulate
-    ``combine(acc, value)`` and reduce the per-thread results in shared memory (a tree of
-    ``threads``, a power of two); thread 0 stores ``final(acc)``."""
+                  doc: str = "", partial: bool = False) -> str:
+    """A module with ``kernel(x0, o0, [s0,] .., y0, shp, rows, m, parts, chunk, count)``:
+    ``rows * parts`` blocks (grid-stride), block ``b`` reducing part ``b % parts`` (the
+    ``chunk`` elements from ``(b % parts) * chunk``) of row ``b // parts``, a row being
+    the ``m`` reduced elements (the trailing dimensions of the loop shape ``shp``); its
+    threads accumulate ``combine(acc, value)`` and reduce the per-thread results in
+    shared memory (a tree of ``threads``, a power of two); thread 0 stores
+    ``final(acc)`` (``count``: the number of elements ``final`` divides by) into
+    ``y0[row]`` when ``parts`` is 1, or, with ``partial``, the accumulator itself into
+    ``y0[b]`` (of ``acc_type``: the first pass of a two-pass reduction, whose second
+    pass reduces the (rows, parts) partial results)."""
     n_in = len(flat_in)
     params = _params("x", n_in, flat_in)
     lines = [HEADER]
     if doc:
         lines.append("".join(f"# {ln}\n" for ln in doc.splitlines()))
     lines.append("\n@cuda.jit(cache=True)\n")
-    lines.append(f"def kernel({', '.join(params + ['y0', 'shp', 'rows', 'm'])}):\n")
+    args = params + ["y0", "shp", "rows", "m", "parts", "chunk", "count"]
+    lines.append(f"def kernel({', '.join(args)}):\n")
     c = lambda a, b: combine.format(acc=a, x=b)
+    store = "sm[0]" if partial else final.format(acc="sm[0]", count="count")
     body = [f"sm = cuda.shared.array({threads}, dtype=np.{acc_type})",
             "tid = cuda.threadIdx.x",
-            "row = cuda.blockIdx.x",
-            "while row < rows:",
+            "b = cuda.blockIdx.x",
+            "while b < rows * parts:",
+            "    row = b // parts",
+            "    lo = (b - row * parts) * chunk",
+            "    hi = min(m, lo + chunk)",
             f"    acc = {init}",
-            "    jj = tid",
-            "    while jj < m:",
+            "    jj = lo + tid",
+            "    while jj < hi:",
             "        e = row * m + jj"]
     ind = "        "
     if not all(flat_in):
@@ -139,8 +149,8 @@ def reduce_source(core: list, value: str, flat_in: list, rank: int, init: str,
              "        cuda.syncthreads()",
              "        h //= 2",
              "    if tid == 0:",
-             f"        y0[row] = {final.format(acc='sm[0]', count='m')}",
+             f"        y0[b] = {store}",
              "    cuda.syncthreads()",
-             "    row += cuda.gridDim.x"]
+             "    b += cuda.gridDim.x"]
     lines.append("".join(f"    {ln}\n" for ln in body))
     return "".join(lines)

@@ -369,3 +369,83 @@ def test_kernels_are_built_with_a_disk_cache_outside_the_simulator(tmp_path):
     # with the disk cache off, kernels are built without one (no file to key it on)
     off = _run_without_simulator(_CACHE_SCRIPT, env_extra={"DYNGRAPH_CACHE_DIR": "off"})
     assert off["dispatcher"] == "CUDADispatcher" and off["cache"] == "NullCache"
+
+
+# -- 5. two-pass reductions, argmax in the input's dtype, float32 random numbers ----------------
+
+def test_long_reductions_split_over_blocks_in_two_passes():
+    from runtime.cuda import launch
+    assert launch.reduce_parts(1, 20) == (1, 20)              # short: one block
+    parts, chunk = launch.reduce_parts(1, 1000)
+    assert parts > 1 and (parts - 1) * chunk < 1000 <= parts * chunk
+    rng = np.random.default_rng(0)
+    h = rng.standard_normal(1000).astype(np.float32)
+    h[17] = 9.5
+    x = eager.tensor(h, device="cuda")
+    np.testing.assert_allclose(_host(x.sum()), h.astype(np.float64).sum(), rtol=1e-6)
+    np.testing.assert_allclose(_host(x.mean()), h.astype(np.float64).mean(), rtol=1e-5)
+    assert _host(x.amax()) == 9.5 and _host(x.amin()) == h.min()
+    n = eager.tensor(np.where(np.arange(1000) == 600, np.nan, h), device="cuda")
+    assert np.isnan(_host(n.amax())) and np.isnan(_host(n.sum()))
+    i = eager.tensor(np.arange(1000) % 7, device="cuda")
+    assert _host(i.sum()) == (np.arange(1000) % 7).sum()
+    assert bool(_host((i > 5).any())) and not bool(_host((i > 6).any()))
+    assert not bool(_host((i > 0).all()))
+    p = eager.tensor(np.ones(1000, np.float32) * 1.001, device="cuda")
+    np.testing.assert_allclose(_host(p.prod()), float(np.float32(1.001)) ** 1000, rtol=1e-5)
+    # two rows of 600 (split too) and a strided view
+    m = rng.standard_normal((2, 600)).astype(np.float32)
+    t = eager.tensor(m, device="cuda")
+    np.testing.assert_allclose(_host(t.sum(dim=1)), m.astype(np.float64).sum(1), rtol=1e-5)
+    np.testing.assert_allclose(_host(t.t().sum(dim=0)), m.astype(np.float64).sum(1),
+                               rtol=1e-5)
+    # a fused reduction gives eager's bits (both launch the same two passes)
+    cf = compiler.compile(lambda a: (a * 2 + 1).sum())
+    for _ in range(2):
+        got = cf(x)
+        compiler.wait()
+    assert _host(got) == _host((x * 2 + 1).sum())
+
+
+def test_argmax_compares_in_the_inputs_dtype():
+    from runtime.cuda import launch
+    h = np.array([[3, 1, 7, 7, -2], [0, 9, 2, 9, 1]], np.float32)
+    for dt in (np.float32, np.int32, np.uint8):
+        a = h.astype(dt) if dt is not np.uint8 else np.abs(h).astype(dt)
+        t = eager.tensor(a, device="cuda")
+        np.testing.assert_array_equal(_host(t.argmax(dim=1)), a.argmax(1))
+        np.testing.assert_array_equal(_host(t.argmin(dim=1)), a.argmin(1))
+        assert _host(t.argmax()) == a.argmax()
+        assert ("arg", True, np.dtype(dt).name) in launch.KERNELS
+    # a contiguous view that starts inside its block, NaN as the extreme
+    f = eager.tensor(np.array([5, 1, 8, np.nan, 2, 8], np.float32), device="cuda")
+    v = f[1:3]
+    assert v._data.offset == 1 and _host(v.argmax()) == 1
+    assert _host(f[4:].argmax()) == 1 and _host(f.argmax()) == 3
+
+
+def test_float32_random_numbers_are_drawn_in_float32_and_stay_below_one():
+    from runtime.cuda import DEVICE, kernels, launch
+    mod = DEVICE.load(kernels.RANDOM_SOURCE)
+    top = np.uint64(0xFFFFFFFF)
+    real_bits = mod.bits
+    try:
+        mod.bits = lambda seed, counter, stream: top
+        # the float64 draw rounded to float32 reaches 1.0; the float32 draw does not
+        assert np.float32(mod.uniform(0, 0, 0)) == 1.0
+        assert mod.uniform32(0, 0, 0) < 1.0
+        assert mod.uniform32(0, 0, 0).dtype == np.float32
+    finally:
+        mod.bits = real_bits
+    eager.manual_seed(3)
+    r = eager.rand(200, device="cuda")
+    z = eager.randn(200, device="cuda")
+    assert r.dtype == eager.float32 and z.dtype == eager.float32
+    rh, zh = _host(r), _host(z)
+    assert (rh >= 0).all() and (rh < 1).all() and 0.3 < rh.mean() < 0.7
+    assert np.isfinite(zh).all() and abs(zh.mean()) < 0.4 and 0.6 < zh.std() < 1.4
+    eager.manual_seed(3)
+    np.testing.assert_array_equal(_host(eager.rand(200, device="cuda")), rh)
+    d = eager.rand(50, device="cuda", dtype=eager.float64)      # float64: 53-bit draws
+    assert d.dtype == eager.float64 and (_host(d) < 1).all()
+    assert launch.random.__doc__ and "rand32" in launch.random.__doc__
