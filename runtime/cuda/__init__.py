@@ -187,7 +187,10 @@ class CUDA(Device):
         a later process loads their machine code from numba-cuda's cache beside the
         source file (:mod:`runtime.cache`) instead of compiling through NVVM again (not
         in the simulator, nor with ``DYNGRAPH_CACHE_DIR=off``)."""
-        mod = load_module(source, prefix="dgc")
+        # (the simulator's cuda.jit takes no lto; the source as written is what the
+        # kernel log records, for the PTX check)
+        mod = load_module(source.replace(", lto=False)", ")") if SIMULATED else source,
+                          prefix="dgc")
         if not SIMULATED and "__dyngraph_source__" not in vars(mod):
             _guard_kernel_caches(mod)
         mod.__dyngraph_source__ = source

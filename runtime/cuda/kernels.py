@@ -6,6 +6,8 @@ random keys), and the NLL loss.
 
 from __future__ import annotations
 
+#: every kernel here is ``cuda.jit(cache=True, lto=False)`` (``kernel_jit``), as the
+#: templates' (see :data:`runtime.cuda.templates.JIT`)
 HEADER = '''\
 """dyngraph: CUDA kernel (runtime.cuda.kernels)."""
 import math
@@ -15,6 +17,12 @@ from numba import cuda
 from numba.extending import register_jitable
 
 NVVM_FMA = False   # compiled with NVVM's -fma=0 (see runtime.cuda), all but the GEMM
+
+
+def kernel_jit(fn):
+    # cuda.jit(cache=True, lto=False) as a decorator would lose lto (numba-cuda 0.30's
+    # decorator form does not pass it on): the function is handed over directly
+    return cuda.jit(fn, cache=True, lto=False)
 '''
 
 
@@ -32,7 +40,7 @@ def gemm_source(tile: int, dtype: str, bias: bool) -> str:
 NVVM_FMA = True    # the GEMM keeps FMA contraction (acc += a*b as one fma per k)
 
 
-@cuda.jit(cache=True)
+@kernel_jit
 def kernel(a, oa, sa, b, ob, sb, c, {extra}M, N, K):
     ta = cuda.shared.array(({tile}, {tile}), dtype=np.{dtype})
     tb = cuda.shared.array(({tile}, {tile}), dtype=np.{dtype})
@@ -103,7 +111,7 @@ def uniform32(seed, counter, stream):
         np.float32(5.9604644775390625e-08)
 
 
-@cuda.jit(cache=True)
+@kernel_jit
 def rand32(y, n, seed, offset):
     i = cuda.grid(1)
     while i < n:
@@ -111,7 +119,7 @@ def rand32(y, n, seed, offset):
         i += cuda.gridsize(1)
 
 
-@cuda.jit(cache=True)
+@kernel_jit
 def randn32(y, n, seed, offset):
     # Box-Muller in float32 (libdevice's logf, cosf, sqrtf)
     i = cuda.grid(1)
@@ -123,7 +131,7 @@ def randn32(y, n, seed, offset):
         i += cuda.gridsize(1)
 
 
-@cuda.jit(cache=True)
+@kernel_jit
 def rand(y, n, seed, offset):
     i = cuda.grid(1)
     while i < n:
@@ -131,7 +139,7 @@ def rand(y, n, seed, offset):
         i += cuda.gridsize(1)
 
 
-@cuda.jit(cache=True)
+@kernel_jit
 def randn(y, n, seed, offset):
     i = cuda.grid(1)
     while i < n:
@@ -141,7 +149,7 @@ def randn(y, n, seed, offset):
         i += cuda.gridsize(1)
 
 
-@cuda.jit(cache=True)
+@kernel_jit
 def bernoulli(y, n, seed, offset, p):
     i = cuda.grid(1)
     while i < n:
@@ -149,7 +157,7 @@ def bernoulli(y, n, seed, offset, p):
         i += cuda.gridsize(1)
 
 
-@cuda.jit(cache=True)
+@kernel_jit
 def randint(y, n, seed, offset, low, span):
     i = cuda.grid(1)
     while i < n:
@@ -157,7 +165,7 @@ def randint(y, n, seed, offset, low, span):
         i += cuda.gridsize(1)
 
 
-@cuda.jit(cache=True)
+@kernel_jit
 def bernoulli_tensor(y, p, n, seed, offset, bad):
     # y[i] = 1 where a uniform draw falls below p[i] (contiguous, y's dtype); bad[0] = 1
     # when some p[i] lies outside [0, 1] (the caller raises PyTorch's error)
@@ -170,7 +178,7 @@ def bernoulli_tensor(y, p, n, seed, offset, bad):
         i += cuda.gridsize(1)
 
 
-@cuda.jit(cache=True)
+@kernel_jit
 def random_keys(keys, n, seed, offset):
     # 64 random bits per element: the sort keys of randperm
     i = cuda.grid(1)
@@ -179,7 +187,7 @@ def random_keys(keys, n, seed, offset):
         i += cuda.gridsize(1)
 
 
-@cuda.jit(cache=True)
+@kernel_jit
 def rank_by_keys(y, keys, n):
     # y[rank of keys[i]] = i, ties broken by index: a permutation whatever the keys (each
     # thread counts the keys before its own, O(n) per element)
@@ -202,7 +210,7 @@ def nll_source(threads: int) -> str:
     sums the picked log-probabilities (float64) and counts the rows kept."""
     return HEADER + f'''
 
-@cuda.jit(cache=True)
+@kernel_jit
 def loss(logp, ol, sl, target, ot, st, n, ignore, mean, out):
     acc = cuda.shared.array({threads}, dtype=np.float64)
     cnt = cuda.shared.array({threads}, dtype=np.int64)
@@ -245,7 +253,7 @@ def loss(logp, ol, sl, target, ot, st, n, ignore, mean, out):
             out[0] = -acc[0] / count
 
 
-@cuda.jit(cache=True)
+@kernel_jit
 def grad(g, og, target, ot, st, n, c, ignore, mean, out):
     cnt = cuda.shared.array({threads}, dtype=np.int64)
     tid = cuda.threadIdx.x
@@ -279,7 +287,7 @@ def grad(g, og, target, ot, st, n, c, ignore, mean, out):
 
 GATHER_SOURCE = HEADER + '''
 
-@cuda.jit(cache=True)
+@kernel_jit
 def gather(a, oa, sa, size, idx, oi, si, y, shp, n, dim):
     """``y[i] = a[.., idx[i], ..]`` along ``dim`` for every element ``i`` of ``idx``'s
     shape ``shp`` (``a`` and ``idx`` strided views; negative indices wrap by ``size``)."""
@@ -310,7 +318,7 @@ def argreduce_source(threads: int, dtype: str, largest: bool) -> str:
     cmp = ">" if largest else "<"
     return HEADER + f'''
 
-@cuda.jit(cache=True)
+@kernel_jit
 def kernel(x, y, rows, m):
     sv = cuda.shared.array({threads}, dtype=np.{dtype})
     si = cuda.shared.array({threads}, dtype=np.int64)
@@ -354,7 +362,7 @@ def kernel(x, y, rows, m):
 
 SCATTER_SOURCE = HEADER + '''
 
-@cuda.jit(cache=True)
+@kernel_jit
 def scatter(y, sy, size, idx, oi, si, src, os_, ss, shp, n, dim, add):
     """``y[.., idx[i], ..] (+)= src[i]`` along ``dim`` for every element ``i`` of ``idx``'s
     shape ``shp``; ``y`` contiguous with strides ``sy``; repeated indices accumulate
@@ -408,7 +416,7 @@ def scan_source(kind: str, dtype: str) -> str:
     body = "".join(f"                {ln}\n" for ln in step)
     return HEADER + f'''
 
-@cuda.jit(cache=True)
+@kernel_jit
 def kernel(y, rows, m, reverse):
     r = cuda.grid(1)
     while r < rows:
@@ -426,7 +434,7 @@ def kernel(y, rows, m, reverse):
 
 INDEX_SOURCE = HEADER + '''
 
-@cuda.jit(cache=True)
+@kernel_jit
 def index(a, oa, idx, oi, si0, y, shp, sa, si, sizes, astr, n):
     """Advanced indexing: ``y[i] = a[..]`` for every element ``i`` of the (contiguous)
     output of shape ``shp``: output dimension ``d`` steps ``a`` by ``sa[d]`` (0 for a
@@ -453,7 +461,7 @@ def index(a, oa, idx, oi, si0, y, shp, sa, si, sizes, astr, n):
         i += cuda.gridsize(1)
 
 
-@cuda.jit(cache=True)
+@kernel_jit
 def put(y, oy, idx, oi, si0, v, ov, sv, shp, sy, si, sizes, ystr, n, add):
     """The adjoint walk of ``index``: element ``i`` of the region of shape ``shp`` reads
     ``v`` (strides ``sv``) and writes (``add``: adds atomically, so repeated indices
@@ -543,7 +551,7 @@ def half_encode_source(src: str, half: str) -> str:
     bits, man = (32, 23) if src == "float32" else (64, 52)
     return HEADER + _to_half_bits(bits, man, half) + '''
 
-@cuda.jit(cache=True)
+@kernel_jit
 def kernel(x, y, n):
     i = cuda.grid(1)
     while i < n:
@@ -576,7 +584,7 @@ def half_decode_source(half: str) -> str:
             y[i] = sign | (ee << np.uint32(23)) | ((m & np.uint32(1023)) << np.uint32(13))'''
     return HEADER + f'''
 
-@cuda.jit(cache=True)
+@kernel_jit
 def kernel(x, y, n):
     i = cuda.grid(1)
     while i < n:

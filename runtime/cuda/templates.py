@@ -22,6 +22,13 @@ from pathlib import Path
 MATHLIB_DIGEST = hashlib.sha256(
     (Path(__file__).parent / "mathlib.py").read_bytes()).hexdigest()[:16]
 
+#: every kernel's decorator (``kernel_jit`` in the header): ``cuda.jit(cache=True,
+#: lto=False)``, cached on disk beside its module, and compiled to PTX by NVVM with the
+#: module's ``-fma`` then linked from PTX (with LTO, nvJitLink would generate the code,
+#: and contract ``a*b+c``, at link time; PTX's ``mul.rn``/``add.rn`` are never
+#: contracted by ptxas)
+JIT = "@kernel_jit"
+
 HEADER = f'''\
 """dyngraph: CUDA kernel (generated; the text is its own cache key)."""
 # runtime.cuda.mathlib {MATHLIB_DIGEST}
@@ -34,6 +41,12 @@ from runtime.cuda.mathlib import (rint32, rint64, sigmoid32, sigmoid64, trunc32,
                                   trunc64)
 
 NVVM_FMA = False   # compiled with NVVM's -fma=0: a*b+c rounds twice, as in separate kernels
+
+
+def kernel_jit(fn):
+    # cuda.jit(cache=True, lto=False) as a decorator would lose lto (numba-cuda 0.30's
+    # decorator form does not pass it on): the function is handed over directly
+    return cuda.jit(fn, cache=True, lto=False)
 '''
 
 
@@ -81,7 +94,7 @@ def elementwise_source(core: list, out_vars: list, flat_in: list, flat_out: list
     lines = [HEADER]
     if doc:
         lines.append("".join(f"# {ln}\n" for ln in doc.splitlines()))
-    lines.append("\n@cuda.jit(cache=True)\n")
+    lines.append(f"\n{JIT}\n")
     lines.append(f"def kernel({', '.join(params + outs + ['shp', 'n'])}):\n")
     body = ["i = cuda.grid(1)", "step = cuda.gridsize(1)", "while i < n:"]
     ind = "    "
@@ -116,7 +129,7 @@ def reduce_source(core: list, value: str, flat_in: list, rank: int, init: str,
     lines = [HEADER]
     if doc:
         lines.append("".join(f"# {ln}\n" for ln in doc.splitlines()))
-    lines.append("\n@cuda.jit(cache=True)\n")
+    lines.append(f"\n{JIT}\n")
     args = params + ["y0", "shp", "rows", "m", "parts", "chunk", "count"]
     lines.append(f"def kernel({', '.join(args)}):\n")
     c = lambda a, b: combine.format(acc=a, x=b)

@@ -318,6 +318,7 @@ out["dispatcher"] = type(mod.kernel).__name__
 out["cache"] = type(cache).__name__
 out["cache_path"] = getattr(cache, "cache_path", None)
 out["guarded"] = "load_overload" in vars(cache) if cache is not None else False
+out["lto"] = mod.kernel.targetoptions.get("lto")
 from numba.cuda.core.caching import IndexDataCacheFile
 out["trusted"] = IndexDataCacheFile._save_index.__module__ == "runtime.cache"
 for name, source in (("random", kernels.RANDOM_SOURCE), ("gather", kernels.GATHER_SOURCE),
@@ -346,17 +347,18 @@ def _run_without_simulator(script, *args, env_extra=None):
 def test_kernels_are_built_with_a_disk_cache_outside_the_simulator(tmp_path):
     from runtime.cuda import kernels, templates
     src = templates.elementwise_source(["t0 = a0"], ["t0"], [True], [True], 1)
-    assert "@cuda.jit(cache=True)" in src and "runtime.cuda.mathlib " in src
+    jit = "cuda.jit(fn, cache=True, lto=False)"
+    assert jit in src and "@kernel_jit\n" in src and "runtime.cuda.mathlib " in src
     red = templates.reduce_source(["t0 = a0"], "t0", [True], 1, "0.0", "{acc} + {x}",
                                   "{acc}", "float64", 8)
-    assert "@cuda.jit(cache=True)" in red
+    assert jit in red and "@kernel_jit\n" in red
     for source in (kernels.RANDOM_SOURCE, kernels.GATHER_SOURCE, kernels.SCATTER_SOURCE,
                    kernels.INDEX_SOURCE, kernels.gemm_source(4, "float32", False),
                    kernels.nll_source(8), kernels.argreduce_source(8, "float64", True),
                    kernels.scan_source("sum", "float32"),
                    kernels.half_decode_source("float16"),
                    kernels.half_encode_source("float32", "bfloat16")):
-        assert "@cuda.jit\n" not in source and "@cuda.jit(cache=True)" in source
+        assert "@cuda.jit" not in source and jit in source and "@kernel_jit\n" in source
     # a process with numba-cuda's real target (no GPU needed to build the dispatchers):
     # every kernel has numba-cuda's disk cache beside its source in the kernel cache
     # directory, read through runtime.cache's checks, self-healing on a bad file
@@ -364,6 +366,7 @@ def test_kernels_are_built_with_a_disk_cache_outside_the_simulator(tmp_path):
                                  env_extra={"DYNGRAPH_CACHE_DIR": str(tmp_path)})
     assert got["dispatcher"] == "CUDADispatcher" and got["cache"] == "CUDACache"
     assert got["cache_path"].startswith(str(tmp_path)) and got["guarded"]
+    assert got["lto"] is False        # linked from PTX: no FMA contraction at link time
     assert got["trusted"]
     assert got["random"] == got["gather"] == got["gemm"] == ["CUDACache"]
     # with the disk cache off, kernels are built without one (no file to key it on)
