@@ -36,6 +36,7 @@ from .ir import Const, Graph, Guard, Node, Value, outcome_key
 from .pystate.base import our_file
 from .pystate.symbolic import SymFloat, SymInt, is_sym, specialize
 from .pystate.symbolic import plain as sym_plain
+from .tensor_guards import Declared
 
 _KINDS = {"bool()": "bool", "item()": "item", "float()": "float", "int()": "int"}
 
@@ -94,7 +95,8 @@ def _tensor_facts(t: Tensor) -> tuple:
 
 
 class LiftedFacts:
-    """Guard: every lifted tensor still has the class, leafness and gradient hooks it had
+    """The getter of a :class:`~compiler.tensor_guards.Declared` guard, with its ``holds``
+    fast test: every lifted tensor still has the class, leafness and gradient hooks it had
     when traced (the backward eager ran called those hooks; Python may branch on
     ``isinstance(p, Parameter)`` or ``p.is_leaf``).  Arguments carry the same facts in the
     call's key."""
@@ -138,10 +140,13 @@ class Tracer(TracerHooks):
         self.grad_none: list[Tensor] = []      # leaves whose .grad must be None at entry
         self.grad_shadow: dict[int, tuple] = {}  # id(leaf) -> (leaf, Value | None)
         self.writebacks: dict[int, tuple[Tensor, Value]] = {}
-        self.py_guards: list[tuple[str, object, object]] = []  # (where, getter, value)
+        self.py_guards: list[Declared] = []    # values eager declared (guard_value)
         self._guarded: set = set()
         self.breaks: list[str] = []
         self.unsupported: list[str] = []
+        # tensors whose next data read is print's str() of a value the trace replays as a
+        # print effect (pystate.effects.record_print): one read each, until print returns
+        self.print_reads: list = []
         # a float16/bfloat16 value was made or read: compiled code computes those types
         # natively (NumPy matmul of bfloat16 is float32), so that key runs eagerly
         self.half = False
@@ -342,6 +347,8 @@ class Tracer(TracerHooks):
         the trace's: a dynamic scalar computed by the graph, so a value that only flows
         into arithmetic, the result or stored state needs no guard (an ``if`` on it, or a
         print, still guards it).  Called from eager's own code, it is a guard."""
+        if self.print_reads and self._print_read(t):
+            return value  # print's str() of a dynamic number: printed anew by each replay
         caller = sys._getframe(2)
         if self.observer is not None and type(value) in (float, int) and \
                 caller in self.observer.states:
@@ -354,7 +361,32 @@ class Tracer(TracerHooks):
         self.on_branch(t, value, "item()")
         return value
 
+    def printable(self, t: Tensor):
+        """The text before ``tensor(...)`` in ``t``'s repr when a replay can print ``t`` as
+        eager does, else None: a tensor (or a class whose ``__repr__`` states its
+        ``prefix``, as Parameter's does) of a known storage (not vmap's batched tensors),
+        not of a half type (eager prints those rounded)."""
+        d = t._data
+        if not (type(d) is np.ndarray or hasattr(d, "__cuda_array_interface__")) or \
+                d.dtype.char in _HALF_CHARS:
+            return None
+        r = type(t).__repr__
+        return "" if r is Tensor.__repr__ else getattr(r, "prefix", None)
+
+    def _print_read(self, t: Tensor) -> bool:
+        for i, p in enumerate(self.print_reads):
+            if p is t:
+                del self.print_reads[i]
+                return True
+        return False
+
+    def print_done(self) -> None:
+        """``print`` returned: reads of its tensors count as reads again."""
+        self.print_reads.clear()
+
     def on_data_read(self, t: Tensor, what: str) -> None:
+        if self.print_reads and what == "repr()" and self._print_read(t):
+            return  # print of a tensor: a print effect replays it
         where = user_frame_line()
         reason = f"{what} reads tensor data into Python at {where}"
         if reason not in self.breaks:
@@ -433,7 +465,7 @@ class Tracer(TracerHooks):
         read of each ``where`` is what the trace depends on."""
         if where not in self._guarded:
             self._guarded.add(where)
-            self.py_guards.append((where, getter, value))
+            self.py_guards.append(Declared(where, getter, value))
 
     # -- result ------------------------------------------------------------------------
     def grad_writes(self) -> list:

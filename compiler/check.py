@@ -94,7 +94,7 @@ class _TensorState:
 
 def snapshot(tensors, pre) -> _TensorState:
     """The state a replay may change, taken before it runs (kernels write in place)."""
-    return _TensorState(list(tensors) + [t for t, *_ in pre.lifted])
+    return _TensorState(list(tensors) + pre.lifted_tensors)
 
 
 def checked_replay(cf, path, outs, tensors, args, kwargs, before: _TensorState, rng_state):

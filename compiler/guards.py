@@ -1,16 +1,19 @@
-"""Guards: the cache key of a call, and explanations of why a key changed.
+"""Guards: the cache key of a call, and the per-trace guards checked after it.
 
-The key holds, per flattened argument, a tensor's (shape, dtype, requires_grad, storage
-type: the device) or a
-hashable Python value, plus the grad mode: one dict lookup finds the traces for a call.
-Guards on tensors the function reads but does not receive (lifted tensors, ``.grad``)
-and on Python values (``Module.training``, ``lr``) are checked per trace: see
-:class:`Preconditions`.
+The key is the one dict lookup before any guard: it holds, per flattened argument, a
+tensor's (shape, dtype, requires_grad, storage type: the device, strides, class,
+leafness, hooks) or a hashable Python value, plus the grad mode, which arguments share
+memory and the autocast state.  Everything in it is known from the arguments alone, so
+one lookup finds the traces recorded for calls like this one, and
+:func:`describe_key_change` explains a key that changed.  What is known only after a trace
+(the tensors it lifted, the ``.grad`` it read, the Python state it depended on) is
+checked per trace, by guard objects that :class:`Preconditions` holds: tensor guards
+(:mod:`compiler.tensor_guards`) and Python-state guards (:mod:`compiler.pystate.guards`),
+each writing its check into one generated function, explaining its own failure and
+identifying itself.
 """
 
 from __future__ import annotations
-
-import weakref
 
 import numpy as np
 
@@ -20,7 +23,7 @@ from eager.tensor import Tensor
 from runtime import device as runtime_device
 
 from .ir import FloatBits
-from .refs import HeldTensor
+from .tensor_guards import LiftedTensor, alias_text, compile_check, memory_pattern, tensor_guards
 
 _TENSOR = "T"
 
@@ -29,7 +32,9 @@ SELF = ("self",)  # in a key: the instance of a per-instance cache (a compiled m
 
 
 def flatten(args: tuple, kwargs: dict, dynamic=(), instance: bool = False):
-    """(tensors, key): tensors of the call in order, and a hashable key of the call.
+    """(tensors, key): tensors of the call in order, and a hashable key of the call (a
+    key, not a guard: one dict lookup of what the arguments alone determine finds the
+    candidate traces, whose own guards are checked after it, see :class:`Preconditions`).
     Positional numbers at the indices in ``dynamic`` enter the key by type only (their
     value is an input of the trace).  ``instance``: ``args[0]`` is the instance a
     compiled method's cache belongs to (:data:`SELF` in the key: the key holds no
@@ -94,20 +99,6 @@ def dynamic_value(v) -> bool:
     return t is int or (t is float and v == v and v != 0.0)
 
 
-def memory_pattern(tensors) -> tuple:
-    """Which tensors of the call share memory: () when none do, else for each tensor the
-    index of the first one over the same memory (part of the key: a trace recorded without
-    aliasing never replays with it)."""
-    roots = []
-    for t in tensors:
-        d = t._data
-        b = d.base
-        roots.append(id(d) if b is None else id(b))
-    if len(set(roots)) == len(roots):
-        return ()
-    return tuple(roots.index(r) for r in roots)
-
-
 _PLAIN = (int, bool, str)  # Python values whose == tells values apart within one type
 
 
@@ -156,7 +147,7 @@ def describe_key_change(old_key, new_key, names) -> str:
     if old_ac != new_ac:
         return f"autocast: {old_ac} != {new_ac}"
     if old_alias != new_alias:
-        return f"tensors sharing memory: {_alias_text(old_alias)} != {_alias_text(new_alias)}"
+        return f"tensors sharing memory: {alias_text(old_alias)} != {alias_text(new_alias)}"
     old_leaves, new_leaves = [], []
     _leaves(old_args, (), old_leaves)
     _leaves(new_args, (), new_leaves)
@@ -186,15 +177,6 @@ def dtype_name(char: str) -> str:
 
 _FORMAT = {"dtype": dtype_name, "class": lambda c: c.__name__,
            "device": lambda storage_type: runtime_device.of_type(storage_type).type}
-
-
-def _alias_text(pattern) -> str:
-    if not pattern:
-        return "none"
-    groups = {}
-    for i, g in enumerate(pattern):
-        groups.setdefault(g, []).append(i)
-    return ", ".join("tensors " + "/".join(map(str, v)) for v in groups.values() if len(v) > 1)
 
 
 def _short(k) -> str:
@@ -239,122 +221,39 @@ def _name(path, names) -> str:
                            for p in path[1:])
 
 
-def _gone():
-    return None
-
-
 class Preconditions:
-    """Per-trace guards checked before replay: lifted tensors' metadata, ``.grad`` state
-    at entry, Python values declared by eager (``guarded``), the Python state the trace
-    read (``pystate``, a compiled :class:`~compiler.pystate.guards.GuardSet`), and
-    arguments that were the same tensor when traced."""
+    """The per-trace guards checked before a replay, after the key matched: tensor guards
+    (:mod:`compiler.tensor_guards`: lifted tensors' metadata, ``.grad`` state at entry,
+    values declared by eager, arguments that were the same tensor, memory shared with
+    lifted tensors) compiled into one ``check(tensors)``, and the Python state the trace
+    read (``pystate``, a compiled :class:`~compiler.pystate.guards.GuardSet`)."""
 
-    __slots__ = ("lifted", "lifted_storage", "lifted_ids", "grad_inputs", "grad_none", "py",
-                 "same_args", "pystate", "memory", "empty", "_simple", "_check")
+    __slots__ = ("guards", "pystate", "empty", "_simple", "_check")
 
-    def __init__(self, lifted, grad_inputs, grad_none, py_guards, same_args, pystate=None,
+    def __init__(self, lifted, grad_inputs, grad_none, declared, same_args, pystate=None,
                  memory=None):
-        self.lifted = [(t, t._data.shape, t._data.dtype, rg) for t, rg in lifted]
-        self.lifted_storage = [type(t._data) for t, _ in lifted]   # the device
-        self.lifted_ids = {id(t) for t, _ in lifted}
-        self.grad_inputs = []  # (TensorRef, shape, dtype): an argument or a held tensor
-        for r in grad_inputs:
-            g = r.tensor._grad if isinstance(r, HeldTensor) else None
-            self.grad_inputs.append((r, None if g is None else g._data.shape,
-                                     None if g is None else g._data.dtype))
-        self.grad_none = list(grad_none)
-        self.py = list(py_guards)
-        self.same_args = list(same_args)
+        """``lifted``: (tensor, requires_grad at entry) pairs; ``grad_inputs`` and
+        ``grad_none``: :class:`~compiler.refs.TensorRef` lists; ``declared``:
+        :class:`~compiler.tensor_guards.Declared` guards (``Tracer.py_guards``);
+        ``same_args``: (i, j) pairs; ``memory``: for a trace that writes in place, the
+        memory pattern of (arguments, lifted tensors)."""
+        self.guards = tensor_guards(lifted, grad_inputs, grad_none, list(declared),
+                                    same_args, memory)
         self.pystate = pystate if pystate is not None and len(pystate) else None
-        # for a trace that writes in place: which of (arguments, lifted tensors) share memory
-        self.memory = memory
-        self._simple = not (self.lifted or self.grad_inputs or self.grad_none or self.py
-                            or self.same_args or memory is not None)
+        self._simple = not self.guards
         self.empty = self._simple and self.pystate is None
-        self._check = None if self._simple else self._generate_check()
+        self._check = None if self._simple else compile_check(self.guards)
+
+    @property
+    def lifted_tensors(self) -> list:
+        """The tensors the trace lifted (read but not handed), in order."""
+        return [g.tensor for g in self.guards if type(g) is LiftedTensor]
 
     def holds(self, tensors, args, kwargs) -> bool:
         """Whether every guard holds (the fast check before a replay)."""
         if self.pystate is not None and not self.pystate.check(args, kwargs):
             return False
         return self._simple or self._check(tensors)
-
-    def _generate_check(self):
-        """The tensor guards of :meth:`_tensor_failure` as one generated function
-        ``check(tensors) -> bool`` with the expected values bound as constants (no loops
-        or tuple unpacking per call); :meth:`_tensor_failure` says which guard failed.
-
-        Fast path: while every lifted tensor still holds the very array it held when
-        traced (an optimizer's parameters and state are written in place), its device,
-        shape, dtype and memory are those of the trace; only the arguments' memory is
-        compared with theirs, not the whole memory pattern."""
-        env = {"memory_pattern": memory_pattern, "MEMORY": self.memory,
-               "LIFTED_IDS": frozenset(self.lifted_ids)}
-        body = []
-        same = []
-        for k, ((t, shape, dtype, rg), storage) in enumerate(zip(self.lifted,
-                                                                  self.lifted_storage)):
-            # (a weak reference: a trace must not keep an array the tensor let go of)
-            try:
-                ref = weakref.ref(t._data)
-            except TypeError:  # a storage without weak references: always the full check
-                ref = _gone
-            env.update({f"L{k}": t, f"S{k}": storage, f"SH{k}": shape, f"DT{k}": dtype,
-                        f"RG{k}": rg, f"D{k}": ref})
-            same.append(f"L{k}._data is D{k}()")
-        if same:
-            body.append(f"same = {' and '.join(same)}")
-            body.append("if not same:")
-            for k in range(len(self.lifted)):
-                body += [f"    d = L{k}._data",
-                         f"    if type(d) is not S{k} or d.shape != SH{k} or "
-                         f"(d.dtype is not DT{k} and d.dtype != DT{k}): return False"]
-            rgs = " or ".join(f"L{k}.requires_grad != RG{k}" for k in range(len(self.lifted)))
-            body.append(f"if {rgs}: return False")
-
-        def leaf(r, k):
-            return r.expr(env, f"O{k}")
-        for k, (r, shape, dtype) in enumerate(self.grad_inputs):
-            body += [f"g = {leaf(r, f'g{k}')}._grad", "if g is None: return False"]
-            if shape is not None:
-                env.update({f"GS{k}": shape, f"GD{k}": dtype})
-                body += [f"if g._data.shape != GS{k} or g._data.dtype != GD{k}: return False"]
-        for k, r in enumerate(self.grad_none):
-            body.append(f"if {leaf(r, f'n{k}')}._grad is not None: return False")
-        for k, (_where, getter, value) in enumerate(self.py):
-            holds = getattr(getter, "holds", None)
-            if holds is not None:  # a cheaper test of getter() == value
-                env[f"H{k}"] = holds
-                body.append(f"if not H{k}(): return False")
-            else:
-                env.update({f"P{k}": getter, f"V{k}": value})
-                body.append(f"if P{k}() != V{k}: return False")
-        for i, j in self.same_args:
-            body.append(f"if tensors[{i}] is not tensors[{j}]: return False")
-        if self.memory is not None:
-            lifted = ", ".join(f"L{k}" for k in range(len(self.lifted)))
-            full = (f"if memory_pattern(list(tensors) + [{lifted}]) != MEMORY: "
-                    "return False")
-            if self.memory == () and same:
-                # no sharing when traced, the lifted arrays unchanged: the arguments share
-                # memory neither with each other nor with a lifted tensor
-                env["LIFTED_ROOTS"] = frozenset(
-                    id(t._data) if t._data.base is None else id(t._data.base)
-                    for t, *_ in self.lifted)
-                body += ["if same:", "    roots = set()", "    for t in tensors:",
-                         "        d = t._data", "        b = d.base",
-                         "        r = id(d) if b is None else id(b)",
-                         "        if r in roots or r in LIFTED_ROOTS: return False",
-                         "        roots.add(r)",
-                         "else:", "    " + full]
-            else:
-                body.append(full)
-        if self.lifted_ids:
-            body += ["for t in tensors:", "    if id(t) in LIFTED_IDS: return False"]
-        src = "def check(tensors):\n" + "".join(f"    {line}\n" for line in body) + \
-              "    return True\n"
-        exec(compile(src, "<dyngraph guards>", "exec"), env)
-        return env["check"]
 
     def failure(self, tensors, args=(), kwargs=None) -> str | None:
         """None when every guard holds, else the first one that fails, in words."""
@@ -370,57 +269,16 @@ class Preconditions:
         return []
 
     def _tensor_failure(self, tensors) -> str | None:
-        for (t, shape, dtype, rg), storage in zip(self.lifted, self.lifted_storage):
-            d = t._data
-            if type(d) is not storage:
-                return f"lifted tensor {_tname(t)}: moved to another device"
-            if d.shape != shape:
-                return f"lifted tensor {_tname(t)}: shape {shape} != {d.shape}"
-            if d.dtype != dtype:
-                return f"lifted tensor {_tname(t)}: dtype {dtype} != {d.dtype}"
-            if t.requires_grad != rg:
-                return f"lifted tensor {_tname(t)}: requires_grad {rg} != {t.requires_grad}"
-        for r, shape, dtype in self.grad_inputs:
-            leaf = r.resolve(tensors)
-            g = leaf._grad
-            if g is None:
-                return f".grad of {_tname(leaf)}: was a tensor, is None"
-            if shape is not None and (g._data.shape != shape or g._data.dtype != dtype):
-                return f".grad of {_tname(leaf)}: {shape} {dtype} != {g._data.shape} " \
-                       f"{g._data.dtype}"
-        for r in self.grad_none:
-            leaf = r.resolve(tensors)
-            if leaf._grad is not None:
-                return f".grad of {_tname(leaf)}: was None, is a tensor"
-        for where, getter, value in self.py:
-            now = getter()
-            if now != value:
-                return f"{where}: {value!r} != {now!r}"
-        for i, j in self.same_args:
-            if tensors[i] is not tensors[j]:
-                return f"arguments {i} and {j} were the same tensor"
-        if self.memory is not None:
-            now = memory_pattern(list(tensors) + [t for t, _, _, _ in self.lifted])
-            if now != self.memory:
-                return f"tensors sharing memory (arguments, then lifted tensors): " \
-                       f"{_alias_text(self.memory)} != {_alias_text(now)}"
-        if self.lifted_ids:
-            for i, t in enumerate(tensors):
-                if id(t) in self.lifted_ids:
-                    return f"argument {i} is a tensor the function also reads directly"
+        for g in self.guards:
+            why = g.failure(tensors)
+            if why is not None:
+                return why
         return None
 
     def same_as(self, other: "Preconditions") -> bool:
         """Whether a sibling trace depends on exactly the same guards (so it can share
         this variant's tree of branches)."""
         def ids(pre):
-            return ([(id(t), shape, dtype, rg) for t, shape, dtype, rg in pre.lifted],
-                    pre.lifted_storage,
-                    [r.ident() for r, _, _ in pre.grad_inputs],
-                    [w for w, _, _ in pre.py], pre.same_args,
+            return ([g.ident() for g in pre.guards],
                     [g.ident() for g in pre.pystate.guards] if pre.pystate else [])
         return ids(self) == ids(other)
-
-
-def _tname(t: Tensor) -> str:
-    return f"{list(t._data.shape)} {t._data.dtype}"
