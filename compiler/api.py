@@ -570,7 +570,7 @@ class CompiledFunction:
                 fwd_outputs.append(v)
         for gs in graph_scalars(observer.effects):  # numbers the effects store
             gs.k = len(fwd_outputs)
-            fwd_outputs.append(tracer.value_of(gs.sym._t))
+            fwd_outputs.append(gs.graph_value(tracer))
         saved_index = {}
         for spec_b in bw_specs + wb_specs:
             if spec_b is None or spec_b is FREED or isinstance(spec_b, BackwardFails):

@@ -20,9 +20,10 @@ from __future__ import annotations
 import re
 
 from .check import inexact_ops
-from .guards import DYNAMIC, SELF, _alias_text, _leaves, _name, dtype_name
+from .guards import DYNAMIC, SELF, _leaves, _name, dtype_name
 from .ir import Guard
 from .refs import ArgTensor
+from .tensor_guards import Declared, GradNone, alias_text
 
 _SHOWN_GUARDS = 6      # guards listed in a summary's shared section (the rest counted)
 _OWN_LINES = 16        # lines for the guards that tell traces apart, shared by the traces
@@ -49,8 +50,9 @@ _HINTS = (
     ("kernels not built", "a bug to report; backend='python' avoids Numba"),
     ("this key's trace could not be compiled", "see the compile error above; "
      "backend='python' avoids Numba"),
-    ("runs eagerly on every call", "the reason named makes this function uncompilable as "
-     "written: move that construct out, or mark it compiler.disable"),
+    ("runs eagerly on every call", "a graph break: the line named runs eagerly with the "
+     "rest of the body (each Module call still compiled); move it out of the compiled "
+     "function to compile the whole step, or mark it compiler.disable"),
 )
 
 
@@ -81,6 +83,9 @@ class Explanation:
         kernels (list): ``(name, source)`` of every fused kernel.
         fallbacks (list of str): why calls ran eagerly.
         always_eager (str or None): set when every call runs eagerly, and why.
+        graph_breaks (list of str): the lines that keep the function from being traced
+            whole (``torch._dynamo.explain``'s break reasons), each naming its file and
+            line; the body then runs eagerly with each Module call a compiled region.
         regions (list): compiled regions (Module calls of a body running eagerly).
         stats (dict): the counters of ``compiled.stats()``.
         verbose (bool): when True, ``str()`` is the full dump. Default: False.
@@ -98,6 +103,7 @@ class Explanation:
         self.stats = cf.stats()
         self.fallbacks = list(cf._fallback_reasons)
         self.always_eager = cf._always_eager
+        self.graph_breaks = list(cf._breaks)
         self.regions = cf._regions.summary() if cf._regions is not None else []
         self.traces = []
         for key, variant, path, reason in cf._records:
@@ -117,7 +123,11 @@ class Explanation:
         out = [f"compiled function {self.name}: {s['calls']} calls, {s['hits']} hits, "
                f"{s['traces']} traces, {s['fallbacks']} eager fallbacks, "
                f"{s['compile_seconds']:.3f} s compiling"]
-        if self.always_eager:
+        if self.graph_breaks:
+            out.append(f"  {_plural(len(self.graph_breaks), 'graph break')}: the body runs "
+                       "eagerly, each nn.Module it calls compiled on its own")
+            out += [_clip(f"    - {b}") for b in self.graph_breaks]
+        elif self.always_eager:
             out.append(f"  {self.always_eager}")
         return out
 
@@ -283,7 +293,7 @@ def _trace_info(key, variant, path, reason, argnames) -> dict:
     if autocast is not None:
         guards.append(f"autocast == {autocast}")
     if alias:
-        guards.append(f"argument tensors sharing memory: {_alias_text(alias)}")
+        guards.append(f"argument tensors sharing memory: {alias_text(alias)}")
     leaves = []
     _leaves(args_key, (), leaves)
     for name, sub in kw_key:
@@ -303,14 +313,14 @@ def _trace_info(key, variant, path, reason, argnames) -> dict:
             guards.append(f"{label}: a {k[0]}, an input of the trace")
         else:
             guards.append(f"{label} == {k[-1]!r}")
-    for where, _, value in variant.pre.py:
-        text = repr(value)
-        guards.append(f"{where} == {text}" if len(text) <= 60 else f"{where} unchanged")
+    guards.extend(str(g) for g in variant.pre.guards if type(g) is Declared)
     if variant.pre.pystate is not None:
         guards.extend(str(g) for g in variant.pre.pystate.guards)
-    for r in variant.pre.grad_none:
-        what = _name((r.index,), argnames) if isinstance(r, ArgTensor) else r.describe()
-        guards.append(f".grad of {what} is None")
+    for g in variant.pre.guards:
+        if type(g) is GradNone:
+            r = g.ref
+            what = _name((r.index,), argnames) if isinstance(r, ArgTensor) else r.describe()
+            guards.append(f".grad of {what} is None")
     lifted = [f"{list(t._data.shape)} {t._data.dtype} requires_grad={t.requires_grad}"
               for t in path.lifted]
     branches = [f"{n.params['where']}: {n.params['kind']}() was {n.params['expected']!r}"

@@ -124,7 +124,22 @@ def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
 
 
 def tensor_repr(t) -> str:
-    arr = host(t._data)
+    return array_repr(t._data, *repr_facts(t))
+
+
+def repr_facts(t) -> tuple:
+    """(device text or None, autograd text or None): what a tensor's repr shows besides its
+    array (a compiled replay prints an intermediate from these, taken when traced)."""
+    device = None if type(t._data) is np.ndarray else f"device='{t.device}'"
+    if t.grad_fn is not None:
+        return device, f"grad_fn=<{t.grad_fn.name()}>"
+    return device, "requires_grad=True" if t.requires_grad else None
+
+
+def array_repr(data, device: str | None = None, grad: str | None = None) -> str:
+    """``tensor(...)`` of an array (host or device storage), with the suffixes of
+    :func:`repr_facts`."""
+    arr = host(data)
     prefix = "tensor("
     indent = len(prefix)
     shown = arr.astype(np.float32) if _dt.is_half(arr.dtype) else arr
@@ -142,10 +157,8 @@ def tensor_repr(t) -> str:
             suffixes.append(f"dtype={_dt.from_numpy(arr.dtype)!r}")
     elif arr.dtype not in (_dt.DEFAULT_FLOAT.np, _dt.DEFAULT_INT.np, _dt.bool_.np):
         suffixes.append(f"dtype={_dt.from_numpy(arr.dtype)!r}")
-    if type(t._data) is not np.ndarray:
-        suffixes.insert(0, f"device='{t.device}'")
-    if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
-    elif t.requires_grad:
-        suffixes.append("requires_grad=True")
+    if device is not None:
+        suffixes.insert(0, device)
+    if grad is not None:
+        suffixes.append(grad)
     return _add_suffixes(prefix + body, suffixes, indent)

@@ -16,6 +16,7 @@ import types
 
 import numpy as np
 
+from eager._state import STATE
 from eager.tensor import Tensor
 
 from . import callables as C
@@ -26,7 +27,7 @@ from .guards import Missing, is_immutable_value
 from .params import bind_params
 from .prov import DET, FRESH, NULL, OLD, UNKNOWN, Prov, persistent
 from .sources import Arg, Attr, Cell, Fixed, Global, Item
-from .symbolic import is_sym, specialize
+from .symbolic import COMPARED, is_sym, specialize
 
 HANDLERS: dict = {}
 
@@ -632,15 +633,19 @@ def _sym_checked(operands):
 
 
 class _SymResult:
-    __slots__ = ("operands",)
+    __slots__ = ("operands", "compared")
 
     def __init__(self, operands):
         self.operands = operands
+        self.compared = None
 
     def __call__(self, st, off):
         if st.child is not None:
             st.stack[-1] = st.child
         res = peek.stack(st.frame)[-1]
+        if self.compared is not None and COMPARED[0] == self.compared + 1 and \
+                type(res) is bool:
+            return  # the comparison was the dynamic number's: its outcome is guarded
         if not is_sym(res) and not isinstance(res, Tensor):
             for v in self.operands:
                 specialize(v)
@@ -666,7 +671,9 @@ def _compare(obs, st, frame, ins):
     provs, real = _operands(obs, st, frame, 2, "content",
                             _sym_arithmetic(peek.stack(frame)[-2:]))
     st.stack.append(Prov(_result(provs).det, True))
-    st.finish = _sym_checked(real)
+    fin = st.finish = _sym_checked(real)
+    if type(fin) is _SymResult:
+        fin.compared = COMPARED[0]  # a dynamic number's own comparison guards its outcome
     st.hints.extend(zip(real, provs))
 
 
@@ -920,6 +927,18 @@ class _Call:
                 st.stack[-1] = FRESH
 
 
+class _PrintCall(_Call):
+    """Finish of ``print(...)``: also ends the tracer's pass for print's reads."""
+
+    __slots__ = ()
+
+    def __call__(self, st, off):
+        super().__call__(st, off)
+        tracer = STATE.tracer
+        if tracer is not None and tracer.print_reads:
+            tracer.print_done()
+
+
 _OURS = ("eager", "compiler", "runtime")
 # eager's modules whose functions hand Python numbers straight to tensor ops (dispatch),
 # so a dynamic number passed to them stays an input of the trace
@@ -1020,7 +1039,7 @@ def _call_finish(obs, st, frame, fn_p, fn, arg_provs, args, kwnames, npop, star=
         return _Call(None, arg_provs, tuple(kwnames), npop, False, True, DET)
     if kind == C.PRINT:
         E.record_print(obs, args, kwnames, frame)
-        return _Call(None, arg_provs, tuple(kwnames), npop, False, True, FRESH)
+        return _PrintCall(None, arg_provs, tuple(kwnames), npop, False, True, FRESH)
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or \
         type(fn).__name__
     mod = getattr(fn, "__module__", None)

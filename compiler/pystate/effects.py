@@ -13,6 +13,7 @@ function then runs eagerly and ``explain()`` names the line.
 from __future__ import annotations
 
 from eager._state import STATE
+from eager.printing import array_repr, repr_facts
 from eager.tensor import Tensor
 
 from .base import Unsure, UnsureThisCall, where
@@ -159,6 +160,48 @@ class GraphScalar:
         self.sym, self.k = sym, None
         self.kind = float if isinstance(sym, float) else int
 
+    def graph_value(self, tracer):
+        """The IR value the compiled trace outputs for this."""
+        return tracer.value_of(self.sym._t)
+
+    def make(self, out):
+        """The Python value of a replay, from its output ``out``."""
+        return self.kind(out)
+
+
+class PrintedTensor(GraphScalar):
+    """A tensor given to ``print``: its value when printed is an output of the trace, and a
+    replay prints ``tensor(...)`` of it with the device and autograd text the traced tensor
+    had (the trace's key fixes both)."""
+
+    __slots__ = ("value", "facts", "prefix")
+
+    def __init__(self, tracer, t: Tensor):
+        self.k, self.sym = None, None
+        self.value = tracer.value_of(t)   # now: a later in-place write makes a new value
+        self.facts = repr_facts(t)
+        self.prefix = tracer.printable(t)
+
+    def graph_value(self, tracer):
+        return self.value
+
+    def make(self, out):
+        return _Text(self.prefix + array_repr(out, *self.facts))
+
+
+class _Text:
+    """What ``print`` gets for a printed tensor: its text as ``str()`` and ``repr()``."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+    def __str__(self):
+        return self.text
+
+    __repr__ = __str__
+
 
 class ArgValue:
     """A value the effect stores that was reached from an argument: read on each call."""
@@ -173,7 +216,7 @@ def materialize(v, outs=None, args=(), kwargs=None):
     if isinstance(v, Rebuild):
         return v.build(outs, args, kwargs)
     if isinstance(v, GraphScalar):
-        return v.kind(outs[v.k])
+        return v.make(outs[v.k])
     if isinstance(v, ArgValue):
         return v.source.read(args, kwargs or {})
     return v
@@ -222,7 +265,21 @@ def replay_value(value, prov, depth=0):
                 return None
             return Rebuild(dict, items, list(value.keys()))
         return None  # a new object of another type: cannot be remade without running
-    return value if not isinstance(value, _MUTABLE_BUILTINS) or prov.fresh is False else value
+    if prov.fresh is None and _holds_call_values(value):
+        return None  # maybe made by code the observer did not watch, from this call's values
+    return value
+
+
+def _holds_call_values(value, depth=0) -> bool:
+    """Whether a container of unknown origin holds tensors or dynamic numbers: stored as
+    the same object on every replay, it would hold the traced call's values."""
+    if isinstance(value, Tensor) or is_sym(value):
+        return True
+    if depth < 4 and type(value) in (list, tuple):
+        return any(_holds_call_values(v, depth + 1) for v in value)
+    if depth < 4 and type(value) is dict:
+        return any(_holds_call_values(v, depth + 1) for v in value.values())
+    return False
 
 
 class _ItemProv:
@@ -281,17 +338,35 @@ def record_method(obs, owner, owner_prov, name, args, arg_provs, frame) -> None:
 
 
 def record_print(obs, args, kwnames, frame) -> None:
+    """``print(...)`` in a watched frame: replayed on every call.  A dynamic number
+    (``loss.item()``) or a tensor printed is an output of the trace, printed anew by each
+    replay: no guard on its value and no graph break.  ``print`` runs right after this and
+    calls ``str()`` of each: the tracer lets exactly those reads pass once (until the call
+    returns: ``print_done``)."""
     kw = dict(zip(kwnames, args[len(args) - len(kwnames):])) if kwnames else {}
     pos = args[:len(args) - len(kwnames)] if kwnames else args
-    pos = [specialize(v) for v in pos]  # printing needs the value
     kw = {k: specialize(v) for k, v in kw.items()}
-    for v in list(pos) + list(kw.values()):
-        if isinstance(v, Tensor):
-            return  # printing reads the tensor's data: the trace itself runs eagerly
+    tracer = STATE.tracer
+    items = []
+    for v in pos:
+        if is_sym(v) and tracer is not None:
+            tracer.print_reads.append(v._t)       # its str(): the value, not a guard
+            items.append(GraphScalar(v))
+        elif isinstance(v, Tensor) and tracer is not None and \
+                tracer.printable(v) is not None:
+            tracer.print_reads.append(v)          # its repr(): not a graph break
+            items.append(PrintedTensor(tracer, v))
+        else:
+            items.append(specialize(v))
+    for v in items + list(kw.values()):
+        if isinstance(v, (GraphScalar, Tensor)):
+            continue  # (a tensor left over: printing reads its data, a graph break)
         if not (is_immutable_value(v) or v is None):
             raise Unsure(f"prints a {type(v).__name__}, which a replay cannot reproduce")
+    if any(isinstance(v, Tensor) for v in items):
+        return
     eff = Print(kw)
-    eff.value = Rebuild(tuple, list(pos))
+    eff.value = Rebuild(tuple, items)
     eff.where = where(frame)
     obs.effects.append(eff)
 

@@ -109,6 +109,9 @@ def _code_info(code):
     return info[1:]
 
 
+_COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<setcomp>")
+
+
 class Observer:
     """Watches one traced call; collects ``guards``, ``effects`` and ``unsure`` reasons."""
 
@@ -217,6 +220,8 @@ class Observer:
         if code.co_name == "__del__" or _op_codes().get(id(code)) is code:
             _NEVER_WATCHED[id(code)] = code
             return False
+        if code.co_name in _COMPREHENSIONS and frame.f_back in self.states:
+            return True  # (3.11: a comprehension is a frame of its own; 3.12 inlines it)
         if not trusted_file(code.co_filename):
             # a library helper called by eager's own code belongs to that code
             return frame.f_back in self.states or not library_file(code.co_filename) \

@@ -42,8 +42,9 @@ class Parameter(Tensor):
         pass  # all done in __new__
 
     def __repr__(self) -> str:
-        return "Parameter containing:\n" + super().__repr__()
+        return Parameter.__repr__.prefix + super().__repr__()
 
+    __repr__.prefix = "Parameter containing:\n"  # (a compiled replay prints it so too)
     __str__ = __repr__
 
     def __reduce_ex__(self, protocol):

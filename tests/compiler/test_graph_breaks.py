@@ -1,0 +1,139 @@
+"""Graph breaks: a function that cannot be traced whole (``.numpy()`` feeding NumPy, code
+the observer cannot follow) runs its body eagerly with each
+``nn.Module`` call a compiled region; results, gradients and side effects equal eager's,
+and ``explain()`` names each break and its line."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import compiler
+import eager
+from eager import nn
+
+
+def _models(seed=0):
+    eager.manual_seed(seed)
+    return nn.Sequential(nn.Linear(3, 5), nn.ReLU(), nn.Linear(5, 2))  # (exact ops: bit equality)
+
+
+def _step_printing(model, printed):
+    def step(x):
+        h = model(x)
+        top = h.detach().numpy().max()       # data into NumPy: a graph break
+        print("h", h, "top", top)
+        loss = (h * h).sum()
+        loss.backward()
+        printed.append(float(loss.item()))
+        return loss.detach()
+    return step
+
+
+def _run(fn, xs):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), warnings.catch_warnings():
+        warnings.simplefilter("ignore", compiler.CompileWarning)
+        res = [fn(x) for x in xs]
+    return res, out.getvalue()
+
+
+def _inputs(n, rows=(4, 4, 6, 4, 6, 6, 4)):
+    rng = np.random.default_rng(1)
+    return [eager.tensor(rng.standard_normal((rows[i % len(rows)], 3)).astype(np.float32))
+            for i in range(n)]
+
+
+def test_numpy_read_breaks_the_graph_and_modules_stay_compiled():
+    m_eager, m_comp = _models(), _models()
+    pe, pc = [], []
+    xs = _inputs(7)
+    ref, out_e = _run(_step_printing(m_eager, pe), xs)
+    # the generated-Python tier: bit for bit (kernels sum float32 in float64: README
+    # "Exactness"; test_numpy_between_module_calls runs them)
+    cf = compiler.compile(_step_printing(m_comp, pc), backend="python")
+    got, out_c = _run(cf, xs[:3])
+    compiler.wait()
+    got2, out_c2 = _run(cf, xs[3:])
+    got += got2
+    for a, b in zip(ref, got):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    # every call printed what eager printed; the grad_fn of a region's output is the
+    # compiled backward's, as under torch.compile
+    assert out_e.count("grad_fn=<LinearBackward0>") == len(xs)
+    assert re.sub(r"grad_fn=<\w+>", "", out_e) == re.sub(r"grad_fn=<\w+>", "", out_c + out_c2)
+    assert pe == pc
+    for p, q in zip(m_eager.parameters(), m_comp.parameters()):
+        np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
+    ex = cf.explain()
+    assert len(ex.graph_breaks) == 1
+    assert "test_graph_breaks.py" in ex.graph_breaks[0] and "step" in ex.graph_breaks[0]
+    assert "graph break" in str(ex)
+    names = dict(ex.regions)
+    assert "Sequential" in names
+    st = names["Sequential"]
+    assert st["calls"] == 6 and st["hits"] >= 3   # (the first call traced the whole step)
+
+
+def test_numpy_between_module_calls():
+    """Actor-critic's pattern: the model's output read into NumPy, NumPy picks the next
+    input, the model is called again; the losses and gradients equal eager's (within the
+    kernels' float64 sums: the default backend)."""
+    def build():
+        eager.manual_seed(3)
+        policy = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+
+        def step(state):
+            losses = []
+            for _ in range(3):
+                logp = eager.log_softmax(policy(state), dim=-1)
+                p = logp[:, 1].detach().exp().numpy()
+                action = (p > 0.5).astype(np.int64)
+                losses.append(logp.gather(1, eager.tensor(action).unsqueeze(1)).sum())
+                state = eager.tensor(np.maximum(state.numpy() + action[:, None], 0)
+                                     .astype(np.float32))
+            loss = -eager.stack(losses).sum()
+            loss.backward()
+            return loss.detach()
+        return policy, step
+
+    (pe, se), (pc, sc) = build(), build()
+    cf = compiler.compile(sc)
+    rng = np.random.default_rng(0)
+    xs = [eager.tensor(rng.standard_normal((5, 4)).astype(np.float32)) for _ in range(6)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", compiler.CompileWarning)
+        for i, x in enumerate(xs):
+            a, b = se(x), cf(x)
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
+            if i == 2:
+                compiler.wait()
+    for p, q in zip(pe.parameters(), pc.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-7)
+    ex = cf.explain()
+    assert ex.graph_breaks and all("test_graph_breaks.py" in b for b in ex.graph_breaks)
+    (name, st), = ex.regions
+    assert st["hits"] > 0
+
+
+def test_fullgraph_still_refuses_a_break():
+    model = _models()
+    cf = compiler.compile(_step_printing(model, []), fullgraph=True)
+    with pytest.raises(compiler.GraphBreakError, match="test_graph_breaks.py"), \
+            contextlib.redirect_stdout(io.StringIO()):
+        cf(_inputs(1)[0])
+
+
+def test_a_function_without_a_break_reports_none():
+    model = _models()
+    cf = compiler.compile(lambda x: model(x).sum())
+    cf(_inputs(1)[0])
+    cf(_inputs(1)[0])
+    ex = cf.explain()
+    assert ex.graph_breaks == [] and ex.regions == []
+    assert "graph break" not in str(ex)
