@@ -507,33 +507,15 @@ class CompiledFunction:
         warnings.warn(f"{self.__name__}: {self._always_eager}", CompileWarning, stacklevel=4)
 
     def _build(self, tracer: Tracer, tensors, result, observer):
+        """A recorded call as a :class:`Path` (its forward program, backward programs,
+        write-backs and effects) and its :class:`Preconditions`."""
         outs: list[Tensor] = []
         spec = _spec(result, tensors, outs, tracer)
         out_vals = [tracer.value_of(t) for t in outs]
         if tracer.unsupported:
             raise GraphBreak("; ".join(tracer.unsupported))
-
-        # the graph inputs: unique tensor args, then lifted tensors, then .grad reads
-        slots, same = [], []
-        first = {}
-        for i, t in enumerate(tensors):
-            j = first.setdefault(id(t), i)
-            if j == i:
-                slots.append(i)
-            else:
-                same.append((j, i))
-
-        # backward programs for differentiable outputs (unless backward ran inside)
-        diff_sources, diff_tensors = [], []
-        rg = tracer.entry_rg  # tensors that required grad on entry get gradients
-        for i in slots:
-            if rg[id(tensors[i])]:
-                diff_sources.append(ArgTensor(i))
-                diff_tensors.append(tensors[i])
-        for t, _ in tracer.lifted:
-            if rg[id(t)]:
-                diff_sources.append(HeldTensor(t))
-                diff_tensors.append(t)
+        slots, same = _graph_inputs(tensors)
+        diff_sources, diff_tensors = _differentiable(tracer, tensors, slots)
         bw_specs = [_output_backward(tracer, t, diff_tensors) for t in outs]
         if tracer.unsupported:
             raise GraphBreak("; ".join(tracer.unsupported))
@@ -546,39 +528,11 @@ class CompiledFunction:
                     return ArgTensor(i)
             return HeldTensor(t)
 
-        writebacks = list(tracer.writebacks.values())
-        wb_specs = []  # a tensor written in place that now hangs in the graph (x.add_(w))
-        for t, _ in writebacks:
-            if isinstance(t, GradOf):
-                wb_specs.append(None)
-                continue
-            if t.requires_grad and t.grad_fn is not None and rg.get(id(t)):
-                raise GraphBreak("an in-place write to an input that requires grad")
-            wb_specs.append(_output_backward(tracer, t, diff_tensors))
-        grad_writes = tracer.grad_writes()
-        fwd_outputs = list(out_vals)
-        wb = []
-        for t, v in writebacks:
-            wb.append((ref(t), len(fwd_outputs)))
-            fwd_outputs.append(v)
-        gw = []
-        for leaf, v in grad_writes:
-            if v is None:
-                gw.append((ref(leaf), None))
-            else:
-                gw.append((ref(leaf), len(fwd_outputs)))
-                fwd_outputs.append(v)
+        fwd_outputs, wb, wb_specs, gw = _state_outputs(tracer, out_vals, diff_tensors, ref)
         for gs in graph_scalars(observer.effects):  # numbers the effects store
             gs.k = len(fwd_outputs)
             fwd_outputs.append(gs.graph_value(tracer))
-        saved_index = {}
-        for spec_b in bw_specs + wb_specs:
-            if spec_b is None or spec_b is FREED or isinstance(spec_b, BackwardFails):
-                continue
-            for v in spec_b[0].inputs[1:]:
-                if v.id not in saved_index:
-                    saved_index[v.id] = len(fwd_outputs)
-                    fwd_outputs.append(v)
+        saved_index = _saved_values(bw_specs + wb_specs, fwd_outputs)
 
         graph = tracer.graph(fwd_outputs)
         check_graph(graph)
@@ -592,37 +546,19 @@ class CompiledFunction:
         first_tier = "python" if self.backend == "numba" else self.backend
         program = compile_graph(graph, first_tier, inplace)
         fwd_for_bw = Graph(tracer.graph([]).inputs, tracer.nodes, [])
-
-        def backward_program(spec_b):
-            if spec_b is None or spec_b is FREED or isinstance(spec_b, BackwardFails):
-                return spec_b
-            bgraph, targets = spec_b
-            check_graph(bgraph)
-            saved_slots = [saved_index[v.id] for v in bgraph.inputs[1:]]
-            def make():  # at the first backward through this output (often never)
-                try:
-                    return compile_graph(optimize(bgraph), first_tier)
-                except Exception as exc:  # noqa: BLE001 - the user's backward still runs
-                    warnings.warn(f"{self.__name__}: compiling a backward failed "
-                                  f"({type(exc).__name__}: {exc}); it runs through eager's "
-                                  "ops", CompileWarning, stacklevel=2)
-                    self._fallback_reasons.append(
-                        f"backward not compiled: {type(exc).__name__}: {exc}")
-                    return None
-            return BackwardProgram(bgraph, make, saved_slots, targets, fwd_for_bw)
-
-        backwards = [backward_program(b) for b in bw_specs]
-        wb_backwards = [backward_program(b) for b in wb_specs]
+        backwards, wb_backwards = (
+            [self._backward_program(b, saved_index, first_tier, fwd_for_bw) for b in specs]
+            for specs in (bw_specs, wb_specs))
         guard_nodes = [n for n in tracer.nodes if n.op is Guard]
-        outcomes = tuple(n.params["expected"] for n in guard_nodes)
-        pre = Preconditions([(t, rg[id(t)]) for t, _ in tracer.lifted],
+        pre = Preconditions([(t, tracer.entry_rg[id(t)]) for t, _ in tracer.lifted],
                             [ref(lf) for lf, _ in tracer.grad_inputs],
                             [ref(lf) for lf in tracer.grad_none], tracer.py_guards, same,
                             GuardSet(observer.guards, STRUCTURE_EPOCH),
                             memory_pattern(list(tensors) + [t for t, _ in tracer.lifted])
                             if tracer.writebacks and tracer.lifted else None)
-        path = Path(graph=graph, program=program, outcomes=outcomes, input_slots=slots,
-                    lifted=[t for t, _ in tracer.lifted],
+        path = Path(graph=graph, program=program,
+                    outcomes=tuple(n.params["expected"] for n in guard_nodes),
+                    input_slots=slots, lifted=[t for t, _ in tracer.lifted],
                     grad_inputs=[ref(lf) for lf, _ in tracer.grad_inputs], out_spec=spec,
                     n_outputs=len(outs), writebacks=wb, wb_backwards=wb_backwards,
                     grad_writes=gw,
@@ -642,6 +578,27 @@ class CompiledFunction:
             path.build_later = functools.partial(self._upgrade, path, graph, inplace)
             self._unbuilt.append(path)
         return path, pre
+
+    def _backward_program(self, spec_b, saved_index: dict, first_tier: str, fwd_for_bw):
+        """The :class:`BackwardProgram` of one output's recorded backward (compiled at the
+        first backward through it, often never), or the marker ``spec_b`` is."""
+        if spec_b is None or spec_b is FREED or isinstance(spec_b, BackwardFails):
+            return spec_b
+        bgraph, targets = spec_b
+        check_graph(bgraph)
+        saved_slots = [saved_index[v.id] for v in bgraph.inputs[1:]]
+
+        def make():
+            try:
+                return compile_graph(optimize(bgraph), first_tier)
+            except Exception as exc:  # noqa: BLE001 - the user's backward still runs
+                warnings.warn(f"{self.__name__}: compiling a backward failed "
+                              f"({type(exc).__name__}: {exc}); it runs through eager's "
+                              "ops", CompileWarning, stacklevel=2)
+                self._fallback_reasons.append(
+                    f"backward not compiled: {type(exc).__name__}: {exc}")
+                return None
+        return BackwardProgram(bgraph, make, saved_slots, targets, fwd_for_bw)
 
     def _upgrade(self, path: Path, graph: Graph, inplace: dict) -> None:
         """Build the fused Numba programs of a path in the background and swap them in;
@@ -725,6 +682,79 @@ class CompiledFunction:
                     self._cache[key] = [variant] + [v for v in entry if v is not variant]
             finally:
                 self._lock.release()
+
+
+def _graph_inputs(tensors) -> tuple:
+    """(slots, same): the indices of the call's distinct tensors (the graph's argument
+    inputs, lifted tensors and .grad reads follow them), and (first, later) index pairs of
+    a tensor passed twice."""
+    slots, same = [], []
+    first = {}
+    for i, t in enumerate(tensors):
+        j = first.setdefault(id(t), i)
+        if j == i:
+            slots.append(i)
+        else:
+            same.append((j, i))
+    return slots, same
+
+
+def _differentiable(tracer: Tracer, tensors, slots) -> tuple:
+    """(references, tensors) of the arguments and lifted tensors that required grad on
+    entry: the tensors the compiled backward programs give gradients to."""
+    sources, diff = [], []
+    rg = tracer.entry_rg
+    for i in slots:
+        if rg[id(tensors[i])]:
+            sources.append(ArgTensor(i))
+            diff.append(tensors[i])
+    for t, _ in tracer.lifted:
+        if rg[id(t)]:
+            sources.append(HeldTensor(t))
+            diff.append(t)
+    return sources, diff
+
+
+def _state_outputs(tracer: Tracer, out_vals: list, diff_tensors: list, ref) -> tuple:
+    """(forward outputs, write-backs, their backward specs, .grad writes): the values a
+    replay writes into tensors it did not make follow the function's outputs; each
+    write-back and .grad write is (reference, output index or None)."""
+    rg = tracer.entry_rg
+    writebacks = list(tracer.writebacks.values())
+    fwd_outputs = list(out_vals)
+    wb, wb_specs = [], []  # a tensor written in place that now hangs in the graph (x.add_(w))
+    for t, _ in writebacks:
+        if isinstance(t, GradOf):
+            wb_specs.append(None)
+        else:
+            if t.requires_grad and t.grad_fn is not None and rg.get(id(t)):
+                raise GraphBreak("an in-place write to an input that requires grad")
+            wb_specs.append(_output_backward(tracer, t, diff_tensors))
+    for t, v in writebacks:
+        wb.append((ref(t), len(fwd_outputs)))
+        fwd_outputs.append(v)
+    gw = []
+    for leaf, v in tracer.grad_writes():
+        if v is None:
+            gw.append((ref(leaf), None))
+        else:
+            gw.append((ref(leaf), len(fwd_outputs)))
+            fwd_outputs.append(v)
+    return fwd_outputs, wb, wb_specs, gw
+
+
+def _saved_values(specs: list, fwd_outputs: list) -> dict:
+    """Value id -> forward output index of every forward value a recorded backward reads
+    (appended to ``fwd_outputs``: a replay keeps them for the backward)."""
+    saved_index = {}
+    for spec_b in specs:
+        if spec_b is None or spec_b is FREED or isinstance(spec_b, BackwardFails):
+            continue
+        for v in spec_b[0].inputs[1:]:
+            if v.id not in saved_index:
+                saved_index[v.id] = len(fwd_outputs)
+                fwd_outputs.append(v)
+    return saved_index
 
 
 def _output_backward(tracer: Tracer, t: Tensor, diff_tensors: list):
