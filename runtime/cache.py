@@ -502,7 +502,7 @@ def _trust_numba_files_of(name: str) -> None:
         if _numba_patched:
             return
         from numba.core.caching import IndexDataCacheFile
-        _patch_index_data_cache_file(IndexDataCacheFile)
+        patch_index_data_cache_file(IndexDataCacheFile)
         _numba_patched = True
 
 
@@ -546,7 +546,7 @@ def _discard_untrusted(path: str, why: str):
     raise _Untrusted(f"untrusted Numba cache file {path}")
 
 
-def _patch_index_data_cache_file(cls: Any) -> None:
+def patch_index_data_cache_file(cls: Any) -> None:
     """Numba's index/data file class, for the modules loaded here: write a record of each
     file's content next to it, and unpickle a file only after checking it."""
     load_index, save_index = cls._load_index, cls._save_index

@@ -28,6 +28,9 @@ PACKAGES = ("eager", "compiler", "runtime")
 ALLOWED_IN_FUNCTIONS = {
     ("eager", "compiler"): "eager.compile and eager.compiler are lazy aliases: importing "
                            "eager never imports the compiler",
+    ("eager.cuda", "runtime.cuda.array"): "eager.cuda.OutOfMemoryError is the CUDA "
+                                          "allocator's class, looked up on first use: "
+                                          "importing eager never imports numba-cuda",
 }
 # (compiler.codegen finds a device's backend, compiler/codegen/numba_<type>.py, by name at
 # the first build, as dispatch finds eager/<type>/ops.py and runtime.device runtime/<type>/:

@@ -24,7 +24,7 @@ import numpy as np
 from numba import cuda
 from numba.cuda import config as _cuda_config
 
-from ..cache import load_module
+from ..cache import load_module, patch_index_data_cache_file
 from ..cpu import CPU as _CPU
 from ..device import Device
 from .array import ALLOCATOR, CudaArray
@@ -95,8 +95,7 @@ def _trust_cuda_cache_files() -> None:
         return
     from numba.cuda.core.caching import IndexDataCacheFile
 
-    from ..cache import _patch_index_data_cache_file
-    _patch_index_data_cache_file(IndexDataCacheFile)
+    patch_index_data_cache_file(IndexDataCacheFile)
     _trusted_cuda_cache = True
 
 

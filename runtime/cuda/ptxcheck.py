@@ -18,6 +18,7 @@ import sys
 import time
 
 from ..cache import load_module
+from . import nvvm_fma
 
 
 def numba_type(desc):
@@ -78,8 +79,6 @@ def ptx(record: dict, arch: str) -> str:
     compiles it (NVVM's ``-fma`` from the module's ``NVVM_FMA``: :func:`runtime.cuda.nvvm_fma`)."""
     from numba import cuda
     from numba.cuda import dispatcher
-
-    from . import nvvm_fma
     mod = load_module(record["source"], prefix="dgc")
     pyfunc = getattr(mod, record["name"]).py_func
     sig = tuple(numba_type(d) for d in record["signature"])
