@@ -414,7 +414,9 @@ def numba_program(graph: Graph, name: str = "graph", *,
     return out
 
 
-def program(graph: Graph, *, inplace=None) -> CompiledGraph:
+def program(graph: Graph, *, inplace=None, singleton_min: int | None = None) -> CompiledGraph:
     """The numba backend's program for a CPU graph (:func:`compiler.codegen.compile_graph`
-    finds it by the device's name): fused kernels, tried first as one native function."""
-    return numba_program(graph, inplace=inplace, native=True)
+    finds it by the device's name): fused kernels, tried first as one native function.
+    ``singleton_min``: as :func:`numba_program` (0: every op a kernel, as tests ask)."""
+    return numba_program(graph, inplace=inplace, native=singleton_min is None,
+                         singleton_min=singleton_min)

@@ -11,6 +11,7 @@ import pytest
 
 import compiler
 import eager
+from compiler.codegen import numba_backend
 from compiler.ir import run_graph
 from runtime import device as runtime_device
 from tests.graphs import trace
@@ -18,7 +19,8 @@ from tests.helpers import gradcheck
 from tests.opinfo import library_ops
 from tests.optable import BY_NAME, ELEMENTWISE, F32, F64, call, inputs
 
-DEVICES = ["cpu"] + [d for d in ("cuda",) if runtime_device.available(d)]
+# every device type (runtime/<type>/) usable here: a new device needs no edit in this file
+DEVICES = [d for d in runtime_device.types() if runtime_device.available(d)]
 #: the elementwise rows of the op table (every op's rows: tests/ops/test_optable_all.py)
 ROWS = ELEMENTWISE
 ROW_IDS = [r.name for r in ROWS]
@@ -62,11 +64,9 @@ def test_gradients(row, device):
 
 
 def _program(device, graph):
-    if device == "cpu":
-        from compiler.codegen.numba_cpu import numba_program
-        return numba_program(graph, singleton_min=0)
-    from compiler.codegen.numba_cuda import cuda_program
-    return cuda_program(graph)
+    """The device's fused-kernel program (``compiler/codegen/numba_<device>.py``), every op
+    a kernel (on the CPU a lone op would stay a NumPy call)."""
+    return numba_backend(device)(graph, singleton_min=0)
 
 
 @pytest.mark.parametrize("device", DEVICES)
