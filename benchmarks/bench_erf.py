@@ -1,11 +1,12 @@
 """GELU's erf form on 1M float32: ours eager, ours compiled (fused kernel, after
-``compiler.wait()``) and PyTorch eager (when importable), timed in one process.
+``compiler.wait()``) and PyTorch eager (when importable), timed in one process, each
+library on ``--threads`` threads (default 1: Numba's, OpenMP's and torch's).
 
     .venv/bin/python benchmarks/bench_erf.py            # ours only
     .venv-parity/bin/python benchmarks/bench_erf.py     # with PyTorch (torch CPU)
 
 Prints the median and the minimum of ``--reps`` timed calls for each, and their ratios
-to PyTorch eager with its default threads (it is also timed on 1 thread).
+to PyTorch eager.
 """
 
 from __future__ import annotations
@@ -37,7 +38,11 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=1 << 20)
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
+    for var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = str(args.threads)   # Numba reads it at import, which comes next
 
     import compiler
     import eager
@@ -64,16 +69,12 @@ def main() -> None:
             torch = None
         if torch is not None:
             xt = torch.from_numpy(x_np)
-            threads = torch.get_num_threads()
+            torch.set_num_threads(args.threads)
             with torch.no_grad():
-                for n in sorted({threads, 1}, reverse=True):   # its default, then 1
-                    torch.set_num_threads(n)
-                    res[f"torch eager ({n} thread{'s' * (n > 1)})"] = timeit(
-                        lambda: torch.nn.functional.gelu(xt), args.reps)
-            torch.set_num_threads(threads)
+                res["torch eager"] = timeit(lambda: torch.nn.functional.gelu(xt), args.reps)
     ref = next((v for k, v in res.items() if k.startswith("torch")), None)
-    print(f"GELU erf form, {args.n} float32, {args.reps} calls each: median (min), "
-          f"ratios to the first torch row")
+    print(f"GELU erf form, {args.n} float32, {args.reps} calls each, {args.threads} "
+          f"thread{'s' * (args.threads > 1)}: median (min), ratios to torch eager")
     for k, v in res.items():
         ratio = f"  {v[0] / ref[0]:5.2f}x ({v[1] / ref[1]:5.2f}x)" if ref else ""
         print(f"  {k:28s} {v[0] * 1e3:8.3f} ms ({v[1] * 1e3:6.3f}){ratio}")

@@ -6,23 +6,37 @@ the same bits in both dtypes.
 **float32** (:func:`erf32`, float32 arithmetic throughout; no branches, no table
 lookups, so a kernel's loop vectorizes 8 lanes wide): within 1 ulp of the correctly
 rounded ``erf`` for every float32 input (checked over all 2**32 inputs by
-``benchmarks/check_erf32.py``; ``tests/eager/test_erf.py`` checks a dense sample).  Both
-regions are evaluated for every element and one is selected, for ``a = |x|``:
+``benchmarks/check_erf32.py``: at most 0.97 ulp from the exact value;
+``tests/eager/test_erf.py`` checks a dense sample).  Both regions are evaluated for every
+element and one is selected, for ``a = |x|``:
 
-* ``a < 0.9375``: ``erf(x) = y + y * Q(x*x)`` scaled by ``2**-24``, ``y = x * 2**24``
-  (exact: a subnormal result is rounded once, at the end), ``Q(u) ~ erf(sqrt u)/sqrt u
-  - 1`` of degree 6 (``|y*Q| <= 0.14 |erf|``: its rounding errors shrink in the sum).
-* ``a >= 0.9375`` (and inf): ``erf(x) = copysign(1 - 2**r, x)``, ``r = L(min(a, 4) -
-  0.9375) ~ log2(erfc(a))``, ``L`` of degree 7; ``2**r = 2**f * 2**k`` with ``k =
-  rint(r)``, ``f = r - k`` (exact) in [-1/2, 1/2], ``2**f = 1 + f*E(f)`` of degree 6 and
-  ``2**k`` built from its exponent bits.  ``erfc(a) < 2**-25`` from ``a = 3.92``: the
-  result rounds to +-1, so ``a`` is clamped at 4.  nan takes the first region (nan).
+* ``a < T32 = 0.96875``: ``erf(x) = x + x * Q(w)``, ``w = x*x - 1/2``, ``Q(w) ~
+  erf(x)/x - 1`` of degree 6 (``|x*Q| <= 0.17 |erf|``: its rounding errors shrink in the
+  sum).  Centred at ``x*x = 1/2``, ``Q``'s last product ``w * (..)`` stays within 0.17
+  in magnitude; uncentred it reaches 0.27 near ``T32``, cancelling against the constant
+  term.  A subnormal ``x`` needs no scaling: ``x*Q`` is rounded to the subnormal grid,
+  where ``x`` lies, and the sum is exact.
+* ``a >= T32`` (and inf): ``erf(x) = copysign(1 - C * 2**r, x)``, ``C = erfc(T32)``
+  rounded, ``r = L(min(a, 4) - T32) ~ log2(erfc(a) / C)`` of degree 6 (``r`` is near 0
+  where ``erfc`` is largest, so its rounding error is small there); ``k = r + MAGIC32 -
+  MAGIC32`` (``r`` rounded to an integer by the addition, which leaves ``k + 127`` in the
+  low mantissa bits: shifted into the exponent field they are ``2**k``), ``f = r - k``
+  (exact) in [-1/2, 1/2], ``C * 2**f`` a polynomial of degree 5.  ``erfc(a) < 2**-25``
+  from ``a = 3.92``: the result rounds to +-1, so ``a`` is clamped at 4.  nan takes the
+  first region (nan).
 
-The errors: the polynomials are weighted minimax fits (Lawson's iteration in float64,
-coefficients rounded to float32 one at a time from the largest power, the rest refitted);
-the fit error is below 0.01 ulp of the result, the rest is float32 rounding (no FMA:
-NumPy has none).  ``L``'s error counts as ``erfc(a) * ln 2`` times its absolute error, so
-it is centred on the region's start, where ``erfc`` is largest.
+``Q`` and ``L`` are evaluated by pairs, ``c0 + v*((c1 + v*c2) + v2*((c3 + v*c4) + v2*(c5
++ v*c6)))`` with ``v2 = v*v`` (a short chain of dependent operations: the kernels' loop is
+bound by throughput, not latency), ``C * 2**f`` by Horner's rule.  The kernel evaluates
+one of the two polynomials per element, its coefficients selected by region.
+
+The errors: the polynomials are weighted minimax fits (Lawson's iteration in float64),
+coefficients rounded to float32 one at a time from the constant term up (each the best of
+its nearest float32 values, the higher ones refitted); fit errors below 0.03 ulp of the
+result (``Q`` and ``L``) and 0.18 ulp (``C * 2**f``, relative error times ``erfc``), the
+rest is float32 rounding (no FMA: NumPy has none).  ``L``'s error counts as ``erfc(a) *
+ln 2`` times its absolute error, so it is centred on the region's start, where ``erfc``
+is largest.
 
 **float64** (and float16: computed in float64, rounded once, equal to ``math.erf``
 rounded): within 1 ulp of ``math.erf``, for ``a = |x|`` (``erf`` is odd: the sign is
@@ -47,8 +61,9 @@ Speed: the work is whole-array NumPy operations (no Python per element), on bloc
 stay in cache, into preallocated buffers.  float64: boolean-mask indexing is avoided (it
 is slow on unsorted data): each region's elements are picked once with ``flatnonzero``
 and the polynomial coefficients of the ``erfc`` intervals are gathered per element with
-``take``.  :func:`gelu` runs GELU's erf form block by block with the same operations as
-the expression ``0.5 * a * (1 + erf(a * (1/sqrt 2)))`` (the same bits).
+``take``.  float32: 57 ufunc calls per block of 32768 elements, both regions for every
+element (no indexing).  :func:`gelu` runs GELU's erf form block by block with the same
+operations as the expression ``0.5 * a * (1 + erf(a * (1/sqrt 2)))`` (the same bits).
 """
 
 from __future__ import annotations
@@ -153,22 +168,25 @@ def erf(a: np.ndarray) -> np.ndarray:
 # -- float32 ------------------------------------------------------------------------------
 
 _f32 = np.float32
-# region boundary, the scale of the first region, the clamp of the second
-T32, S32, S32_INV, A32_MAX = _f32(0.9375), _f32(2.0 ** 24), _f32(2.0 ** -24), _f32(4.0)
-# Q(u) ~ erf(sqrt u)/sqrt u - 1 on u in [0, T32**2]: Q32[j] u**j
+# region boundary, the centre of the first region's variable, the clamp of the second
+T32, U32, A32_MAX = _f32(0.96875), _f32(0.5), _f32(4.0)
+# Q(w) ~ erf(x)/x - 1 with w = x*x - U32, |x| < T32: Q32[j] w**j
 Q32 = np.array([
-    0.12837916612625122, -0.3761262893676758, 0.11283625662326813, -0.02685573697090149,
-    0.005192438140511513, -0.000805038376711309, 8.000271918717772e-05], _f32)
-# L(s) ~ log2(erfc(T32 + s)) on s in [0, 4 - T32]: L32[j] s**j
+    -0.03453126177191734, -0.281072199344635, 0.07941003143787384, -0.018283264711499214,
+    0.0034796642139554024, -0.0005657389992848039, 8.04352093837224e-05], _f32)
+# L(s) ~ log2(erfc(T32 + s) / C32) on s in [0, A32_MAX - T32]: L32[j] s**j
 L32 = np.array([
-    -2.435201644897461, -3.6558990478515625, -1.2047568559646606, -0.06370016932487488,
-    0.015421312302350998, -0.003057169960811734, 0.0004289966309443116,
-    -3.081964314333163e-05], _f32)
-# 2**f ~ 1 + f * E(f) on f in [-1/2, 1/2], E(f) = E32[j] f**j
+    -2.136404120278712e-08, -3.7313802242279053, -1.2106544971466064, -0.06171528622508049,
+    0.014731448143720627, -0.0027143708430230618, 0.0002746059908531606], _f32)
+# C32 * 2**f ~ E32[j] f**j on f in [-1/2, 1/2]; E32[0] = C32 = erfc(T32) rounded
 E32 = np.array([
-    0.6931471824645996, 0.24022647738456726, 0.055503323674201965, 0.00961843691766262,
-    0.001339887036010623, 0.00015353350318036973], _f32)
-_BLOCK32 = 1 << 15             # elements per float32 block (the buffers stay in L2)
+    0.17068085074424744, 0.11830689013004303, 0.04100135713815689, 0.009474314749240875,
+    0.00165079184807837, 0.00022571934096049517], _f32)
+C32 = E32[0]
+# r + MAGIC32 rounds r to an integer k (ties to odd k: MAGIC32 is odd) and holds k + 127,
+# 2**k's exponent field, in its low mantissa bits
+MAGIC32 = _f32(1.5 * 2 ** 23 + 127)
+_BLOCK32 = 1 << 15             # elements per float32 block (~1.2 MB of scratch buffers)
 
 
 def erf32(a: np.ndarray) -> np.ndarray:
@@ -216,10 +234,11 @@ def gelu(a: np.ndarray) -> np.ndarray:
 
 
 class _Bufs32:
-    """Scratch arrays of one block: float32 ``a, q, y, u``, int32 ``k, m``, bool ``b``."""
+    """Scratch arrays of one block: float32 ``a, v, v2, w1, w3, p, q``, int32 ``k, m``,
+    bool ``b``."""
 
     def __init__(self, n: int):
-        self.f = np.empty((4, n), _f32)
+        self.f = np.empty((7, n), _f32)
         self.i = np.empty((2, n), np.int32)
         self.b = np.empty(n, np.bool_)
 
@@ -230,55 +249,66 @@ class _Bufs32:
 _SIGN32 = np.int32(-2 ** 31)
 
 
+def _poly6(v, c, out, v2, w1, w3) -> None:
+    """``out = c[0] + v * (w1 + v2 * (w3 + v2 * w5))`` with ``w1 = c[1] + v * c[2]``,
+    ``w3 = c[3] + v * c[4]``, ``w5 = c[5] + v * c[6]``, ``v2 = v * v``: the kernel's
+    evaluation order (:func:`runtime.cpu.mathlib._erf_f32`)."""
+    np.multiply(v, c[2], out=w1)
+    w1 += c[1]
+    np.multiply(v, c[4], out=w3)
+    w3 += c[3]
+    np.multiply(v, c[6], out=out)
+    out += c[5]
+    np.multiply(v, v, out=v2)
+    out *= v2
+    out += w3
+    out *= v2
+    out += w1
+    out *= v
+    out += c[0]
+
+
 def _erf32_block(x, out, bufs) -> None:
     """erf of the float32 block ``x`` into ``out``: the float operations of
-    :func:`runtime.cpu.mathlib._erf_f32`, one by one in its order.  Its ``copysign`` of a
-    positive value and its select are done on the bits here (NumPy's ``copysign`` and
-    ``where`` are several times slower than the arithmetic), with the same results."""
-    a, q, y, u, k, m, b = bufs
+    :func:`runtime.cpu.mathlib._erf_f32`, each as its own ufunc call.  The kernel evaluates
+    one polynomial with the coefficients of each element's region; here each region's
+    polynomial is evaluated for every element (the same operations on the same values for
+    the elements of that region).  Its ``copysign`` of a positive value and its select are
+    done on the bits here (NumPy's ``copysign`` and ``where`` are several times slower than
+    the arithmetic), with the same results."""
+    a, v, v2, w1, w3, p, q, k, m, b = bufs
     np.abs(x, out=a)
-    # |x| < T32: (y + y * Q(x*x)) * 2**-24, y = x * 2**24
-    np.multiply(x, S32, out=y)
-    np.multiply(x, x, out=u)
-    np.multiply(u, Q32[-1], out=q)
-    q += Q32[-2]
-    for c in Q32[-3::-1]:
-        q *= u
-        q += c
-    q *= y
-    q += y
-    q *= S32_INV
-    # |x| >= T32: copysign(1 - 2**r, x), r = L(min(|x|, 4) - T32)
     np.greater_equal(a, T32, out=b)           # the region (nan: False, the first)
-    np.fmin(a, A32_MAX, out=u)                # a nan is not selected here: any value
-    u -= T32                                  # s
-    np.multiply(u, L32[-1], out=y)
-    y += L32[-2]
-    for c in L32[-3::-1]:
-        y *= u
-        y += c                                # r
-    np.rint(y, out=a)                         # k (a float)
-    y -= a                                    # f = r - k, exact
-    np.multiply(y, E32[-1], out=u)
-    u += E32[-2]
-    for c in E32[-3::-1]:
-        u *= y
-        u += c
-    u *= y
-    u += _f32(1.0)                            # 2**f
-    np.copyto(k, a, casting="unsafe")         # 2**k: k + 127 in the exponent bits
-    k += 127
-    k <<= 23
-    u *= k.view(_f32)
-    np.subtract(_f32(1.0), u, out=u)          # > 0: copysign is an or of x's sign bit
-    ui, qi = u.view(np.int32), q.view(np.int32)
+    # |x| < T32: x + x * Q(x*x - U32)
+    np.multiply(x, x, out=v)
+    v -= U32
+    _poly6(v, Q32, q, v2, w1, w3)
+    q *= x
+    q += x
+    # |x| >= T32: copysign(1 - C32 * 2**r, x), r = L(min(|x|, 4) - T32)
+    np.fmin(a, A32_MAX, out=v)                # a nan is not selected here: any value
+    v -= T32                                  # s
+    _poly6(v, L32, p, v2, w1, w3)             # r
+    np.add(p, MAGIC32, out=a)                 # k + MAGIC32
+    np.subtract(a, MAGIC32, out=v)            # k
+    p -= v                                    # f = r - k, exact
+    np.multiply(p, E32[5], out=v)
+    v += E32[4]
+    for c in E32[3::-1]:
+        v *= p
+        v += c                                # C32 * 2**f
+    ai = a.view(np.int32)
+    ai <<= 23                                 # 2**k: k + 127 in the exponent bits
+    v *= a
+    np.subtract(_f32(1.0), v, out=v)          # > 0: copysign is an or of x's sign bit
+    vi, qi = v.view(np.int32), q.view(np.int32)
     np.bitwise_and(x.view(np.int32), _SIGN32, out=k)
-    ui |= k
-    np.copyto(m, b, casting="unsafe")         # select: q ^ ((u ^ q) & -b)
+    vi |= k
+    np.copyto(m, b, casting="unsafe")         # select: q ^ ((v ^ q) & -b)
     np.negative(m, out=m)
-    ui ^= qi
-    ui &= m
-    np.bitwise_xor(ui, qi, out=out.view(np.int32))
+    vi ^= qi
+    vi &= m
+    np.bitwise_xor(vi, qi, out=out.view(np.int32))
 
 
 # -- float64 ------------------------------------------------------------------------------

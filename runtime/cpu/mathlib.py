@@ -702,8 +702,8 @@ def _cos_f64(x):
 # --------------------------------------------------------------------------
 # erf: the algorithm of runtime.cpu.erf (eager's), per element
 # --------------------------------------------------------------------------
-# Both regions are evaluated for every element and one is selected, so the loop has no
-# branches: LLVM vectorizes it.  No FMA contraction: each step rounds as the NumPy
+# Every element computes what each region needs and one result is selected, so the loop
+# has no branches: LLVM vectorizes it.  No FMA contraction: each step rounds as the NumPy
 # version's does, so the results are the same bits.  float64 gathers its erfc
 # coefficients by interval; float32 has no gathers (8 float32 lanes per vector).
 
@@ -747,68 +747,78 @@ def _erf_f64(x):
 
 
 # float32: runtime.cpu.erf.erf32's algorithm in float32 arithmetic, one operation per
-# step as its NumPy form (runtime.cpu.erf._erf32_block) does them.
-_E32T, _E32S, _E32SI, _E32AMAX = (_erf_tables.T32, _erf_tables.S32, _erf_tables.S32_INV,
-                                 _erf_tables.A32_MAX)
+# step as its NumPy form (runtime.cpu.erf._erf32_block) does them.  The two regions'
+# polynomials have one shape, so the loop evaluates one of them per element, with each
+# coefficient selected by region (a blend: no table, no gather), and the 2**f polynomial
+# after it; polynomials of degree 6 go by pairs (Estrin), which shortens the chain of
+# dependent operations: a throughput-bound loop instead of a latency-bound one.
+_E32T, _E32U, _E32AMAX, _E32MAGIC = (_erf_tables.T32, _erf_tables.U32, _erf_tables.A32_MAX,
+                                     _erf_tables.MAGIC32)
 _EQ0, _EQ1, _EQ2, _EQ3, _EQ4, _EQ5, _EQ6 = (_F32(c) for c in _erf_tables.Q32)
-_EL0, _EL1, _EL2, _EL3, _EL4, _EL5, _EL6, _EL7 = (_F32(c) for c in _erf_tables.L32)
-_EE1, _EE2, _EE3, _EE4, _EE5, _EE6 = (_F32(c) for c in _erf_tables.E32)
+_EL0, _EL1, _EL2, _EL3, _EL4, _EL5, _EL6 = (_F32(c) for c in _erf_tables.L32)
+_EE0, _EE1, _EE2, _EE3, _EE4, _EE5 = (_F32(c) for c in _erf_tables.E32)
+
+
+@intrinsic
+def _pow2_magic(typingctx, t):
+    """2**k from ``t = k + MAGIC32`` (float32; k + 127 in t's low mantissa bits): t's bits
+    shifted left by 23 (one integer shift)."""
+    if t != types.float32:
+        return None
+
+    def codegen(context, builder, sig, args):
+        i32 = ir.IntType(32)
+        bits = builder.shl(builder.bitcast(args[0], i32), ir.Constant(i32, 23))
+        return builder.bitcast(bits, ir.FloatType())
+
+    return t(t), codegen
 
 
 @njit(**_JIT_EXACT)
 def _erf_f32(x):
     a = abs(x)
-    y = x * _E32S                     # |x| < T: (y + y*Q(x*x)) * 2**-24
-    u = x * x
-    q = u * _EQ6
-    q = q + _EQ5
-    q = q * u
-    q = q + _EQ4
-    q = q * u
-    q = q + _EQ3
-    q = q * u
-    q = q + _EQ2
-    q = q * u
-    q = q + _EQ1
-    q = q * u
-    q = q + _EQ0
-    q = q * y
-    q = q + y
-    q = q * _E32SI
-    t = a if a < _E32AMAX else _E32AMAX   # |x| >= T: copysign(1 - 2**L(t - T), x)
-    s = t - _E32T
-    r = s * _EL7
-    r = r + _EL6
-    r = r * s
-    r = r + _EL5
-    r = r * s
-    r = r + _EL4
-    r = r * s
-    r = r + _EL3
-    r = r * s
-    r = r + _EL2
-    r = r * s
-    r = r + _EL1
-    r = r * s
-    r = r + _EL0
-    k = _rint(r)
-    f = r - k
-    p = f * _EE6
-    p = p + _EE5
-    p = p * f
-    p = p + _EE4
-    p = p * f
-    p = p + _EE3
-    p = p * f
-    p = p + _EE2
-    p = p * f
-    p = p + _EE1
-    p = p * f
-    p = p + _F32_1
-    p = p * _pow2(k)
-    p = _F32_1 - p
-    m = _copysign(p, x)
-    return m if a >= _E32T else q
+    big = a >= _E32T                  # |x| >= T: copysign(1 - C * 2**L(t - T), x)
+    t = a if a < _E32AMAX else _E32AMAX
+    v = (t - _E32T) if big else (x * x - _E32U)   # |x| < T: x + x*Q(x*x - U)
+    c0 = _EL0 if big else _EQ0
+    c1 = _EL1 if big else _EQ1
+    c2 = _EL2 if big else _EQ2
+    c3 = _EL3 if big else _EQ3
+    c4 = _EL4 if big else _EQ4
+    c5 = _EL5 if big else _EQ5
+    c6 = _EL6 if big else _EQ6
+    w1 = v * c2
+    w1 = w1 + c1
+    w3 = v * c4
+    w3 = w3 + c3
+    p = v * c6
+    p = p + c5
+    v2 = v * v
+    p = p * v2
+    p = p + w3
+    p = p * v2
+    p = p + w1
+    p = p * v
+    p = p + c0                        # Q(v) or r = L(v)
+    q = p * x
+    q = q + x
+    tt = p + _E32MAGIC                # k + MAGIC, k: r rounded to an integer (ties: odd)
+    k = tt - _E32MAGIC
+    f = p - k                         # exact, in [-1/2, 1/2]
+    e = f * _EE5
+    e = e + _EE4
+    e = e * f
+    e = e + _EE3
+    e = e * f
+    e = e + _EE2
+    e = e * f
+    e = e + _EE1
+    e = e * f
+    e = e + _EE0                      # C * 2**f
+    e = e * _pow2_magic(tt)
+    e = _F32_1 - e
+    m = _copysign(e, x)
+    return m if big else q
 
 
 # --------------------------------------------------------------------------
