@@ -93,8 +93,10 @@ def _trust_cuda_cache_files() -> None:
     global _trusted_cuda_cache
     if _trusted_cuda_cache:
         return
-    from numba.cuda.core.caching import IndexDataCacheFile
-
+    try:
+        from numba.cuda.core.caching import IndexDataCacheFile
+    except ImportError:  # Numba's own (deprecated) numba.cuda, not NVIDIA's numba-cuda:
+        return           # its kernels cache through numba.core.caching, checked already
     patch_index_data_cache_file(IndexDataCacheFile)
     _trusted_cuda_cache = True
 
