@@ -376,6 +376,13 @@ class CompiledFunction:
     def _diverged(self, key, variant, failed, tensors, args, kwargs):
         path, index, seen = failed
         where, kind, expected = path.guards[index]
+        if kind == "text":  # a number formatted into text took another value: a break
+            self._graph_break([f"a number computed by the graph formatted into text at "
+                               f"{where} (was {expected!r}, now {seen!r})"])
+            self._fallback(self._always_eager)
+            warnings.warn(f"{self.__name__}: {self._always_eager}", CompileWarning,
+                          stacklevel=4)
+            return self._run_broken(args, kwargs)
         reason = f"branch at {where}: {kind}() was {expected!r}, now {seen!r}"
         log.guards.info("%s: %s; not traced yet, running eagerly", self.__name__, reason)
         if self._n_traces >= self.max_traces and self._warned_limit:

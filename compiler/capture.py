@@ -38,7 +38,8 @@ from .pystate.symbolic import SymFloat, SymInt, is_sym, specialize
 from .pystate.symbolic import plain as sym_plain
 from .tensor_guards import Declared
 
-_KINDS = {"bool()": "bool", "item()": "item", "float()": "float", "int()": "int"}
+_KINDS = {"bool()": "bool", "item()": "item", "float()": "float", "int()": "int",
+          "text()": "text"}
 
 
 _OURS: dict[str, bool] = {}   # the answers of _is_ours, read inline on the hot path
@@ -147,6 +148,7 @@ class Tracer(TracerHooks):
         # tensors whose next data read is print's str() of a value the trace replays as a
         # print effect (pystate.effects.record_print): one read each, until print returns
         self.print_reads: list = []
+        self.text_read = False   # a dynamic number is being formatted (symbolic._as_text)
         # a float16/bfloat16 value was made or read: compiled code computes those types
         # natively (NumPy matmul of bfloat16 is float32), so that key runs eagerly
         self.half = False
@@ -358,7 +360,7 @@ class Tracer(TracerHooks):
                 scalar = dispatch(Cast, scalar, dtype=np.dtype(wide))
             self.has_syms = True
             return SymFloat(value, scalar) if type(value) is float else SymInt(value, scalar)
-        self.on_branch(t, value, "item()")
+        self.on_branch(t, value, "text()" if self.text_read else "item()")
         return value
 
     def printable(self, t: Tensor):

@@ -699,7 +699,8 @@ def _unary_not(obs, st, frame, ins):
 @_op("FORMAT_VALUE")
 def _format_value(obs, st, frame, ins):
     n = 2 if (ins.arg & 0x04) else 1
-    provs, _ = _operands(obs, st, frame, n, "content")
+    # a dynamic number's __format__ guards its text (symbolic._as_text: a text guard)
+    provs, _ = _operands(obs, st, frame, n, "content", sym_ok=True)
     st.stack.append(Prov(_result(provs).det, True))
 
 

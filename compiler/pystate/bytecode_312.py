@@ -171,13 +171,14 @@ def _to_bool(obs, st, frame, ins):
 
 @_op("FORMAT_SIMPLE", "CONVERT_VALUE")
 def _format_simple(obs, st, frame, ins):
-    provs, _ = B._operands(obs, st, frame, 1, "content")
+    # a dynamic number's __format__/str()/repr() guards its text (symbolic._as_text)
+    provs, _ = B._operands(obs, st, frame, 1, "content", sym_ok=True)
     st.stack.append(Prov(B._result(provs).det, True))
 
 
 @_op("FORMAT_WITH_SPEC")
 def _format_with_spec(obs, st, frame, ins):
-    provs, _ = B._operands(obs, st, frame, 2, "content")
+    provs, _ = B._operands(obs, st, frame, 2, "content", sym_ok=True)
     st.stack.append(Prov(B._result(provs).det, True))
 
 

@@ -22,6 +22,7 @@ import operator
 
 import numpy as np
 
+from eager._state import STATE
 from eager.tensor import Tensor
 
 
@@ -93,6 +94,21 @@ def _wrap(t: Tensor, concrete):
 def _specialize(self):
     """The concrete value, guarded: the trace stays valid for this value only."""
     return self._t.item()
+
+
+def _as_text(self):
+    """The concrete value for formatting (``f"{loss.item():.3f}"``, ``str()``): guarded
+    as a *text* guard, which a replay meeting another value turns into a graph break at
+    once (a number printed every step has a new value every step: retracing would not
+    help)."""
+    tracer = STATE.tracer
+    if tracer is None:
+        return self._plain()
+    tracer.text_read = True
+    try:
+        return _specialize(self)
+    finally:
+        tracer.text_read = False
 
 
 class SymFloat(Sym, float):
@@ -168,9 +184,9 @@ for _cls in (SymFloat, SymInt):
     _cls.__trunc__ = lambda self: int(_specialize(self))
     _cls.__floor__ = lambda self: __import__("math").floor(_specialize(self))
     _cls.__ceil__ = lambda self: __import__("math").ceil(_specialize(self))
-    _cls.__format__ = lambda self, spec: format(_specialize(self), spec)
-    _cls.__repr__ = lambda self: repr(_specialize(self))
-    _cls.__str__ = lambda self: str(_specialize(self))
+    _cls.__format__ = lambda self, spec: format(_as_text(self), spec)
+    _cls.__repr__ = lambda self: repr(_as_text(self))
+    _cls.__str__ = lambda self: str(_as_text(self))
     _cls.__reduce__ = lambda self: (type(_specialize(self)), (_specialize(self),))
 
 

@@ -585,8 +585,9 @@ class TestTraceLimit:
         assert cf.stats()["traces"] == 3
 
     def test_warning_names_the_branch_that_keeps_changing(self, backend):
-        """A value formatted into a string sees a new value on every call: the warning
-        must say which read it is (its source line), not just "new branch outcome"."""
+        """A value formatted into a string sees a new value on every call: a graph break
+        at the first new value, and the warning must say which read it is (its source
+        line), not just "new branch outcome"."""
         def f(x):
             y = (x * x).sum()
             return f"{y.item():.3f}"  # <- the read

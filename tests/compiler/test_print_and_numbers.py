@@ -155,3 +155,38 @@ def test_a_scheduler_step_replays_with_its_learning_rate_an_input():
         assert ce.get_last_lr() == cc.get_last_lr()
         assert ce.last_epoch == cc.last_epoch
     assert cf.stats()["hits"] >= 5
+
+
+def test_a_formatted_number_that_changes_is_a_graph_break_at_once():
+    """``f"{loss.item():.3f}"`` needs the value as text: when a replay meets another value
+    the function breaks there (the body eager, Module calls compiled) instead of
+    retracing for every new value until max_traces."""
+    def make():
+        lin = _net()
+
+        def f(x):
+            y = lin(x).relu().sum()
+            print(f"loss {y.item():.3f} {y.item()!r}")
+            return y * 2
+        return f
+    cf, out_e, out_c = _twins(make, _xs())
+    assert out_e == out_c
+    st = cf.stats()
+    assert st["traces"] == 1, st
+    ex = cf.explain()
+    assert len(ex.graph_breaks) == 1 and "formatted into text" in ex.graph_breaks[0]
+    assert "test_print_and_numbers.py" in ex.graph_breaks[0]
+    (name, region), = ex.regions
+    assert name == "Linear" and region["hits"] >= 4
+
+
+def test_a_formatted_number_that_stays_the_same_replays():
+    def make():
+        def f(x):
+            n = (x > 0).sum().item()
+            print(f"{n} positive")
+            return x * 2
+        return f
+    cf, out_e, out_c = _twins(make, [eager.ones(3) * (i + 1) for i in range(5)])
+    assert out_e == out_c
+    assert cf.stats()["hits"] == 4 and not cf.explain().graph_breaks
