@@ -275,9 +275,9 @@ def _holds_call_values(value, depth=0) -> bool:
     the same object on every replay, it would hold the traced call's values."""
     if isinstance(value, Tensor) or is_sym(value):
         return True
-    if depth < 4 and type(value) in (list, tuple):
+    if depth < 4 and isinstance(value, (list, tuple)):  # (namedtuples: return_types)
         return any(_holds_call_values(v, depth + 1) for v in value)
-    if depth < 4 and type(value) is dict:
+    if depth < 4 and isinstance(value, dict):
         return any(_holds_call_values(v, depth + 1) for v in value.values())
     return False
 

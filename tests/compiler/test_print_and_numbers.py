@@ -128,6 +128,26 @@ def test_a_tuple_of_new_tensors_stored_in_python_state_holds_each_calls_tensors(
             np.testing.assert_array_equal(p, q)
 
 
+def test_a_named_tuple_of_new_tensors_stored_in_python_state_holds_each_calls_tensors():
+    """``s.res = t.max(0)`` (a ``return_types`` named tuple made by eager's code)."""
+    class S:
+        pass
+
+    def make(s):
+        def f(x):
+            s.res = (x * 2).max(0)
+            return x + 1
+        return f
+    se, sc = S(), S()
+    fe, fc = make(se), compiler.compile(make(sc))
+    for i in range(4):
+        x = eager.ones(2, 2) * i
+        fe(x)
+        fc(x)
+        np.testing.assert_array_equal(se.res.values.numpy(), sc.res.values.numpy())
+        np.testing.assert_array_equal(se.res.indices.numpy(), sc.res.indices.numpy())
+
+
 def test_a_scheduler_step_replays_with_its_learning_rate_an_input():
     """ExponentialLR inside the step: ``last_epoch == 0`` guards its outcome, the new
     learning rates (in a list made by a comprehension) are the trace's numbers."""
