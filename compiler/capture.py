@@ -149,6 +149,10 @@ class Tracer(TracerHooks):
         # print effect (pystate.effects.record_print): one read each, until print returns
         self.print_reads: list = []
         self.text_read = False   # a dynamic number is being formatted (symbolic._as_text)
+        # comparisons a dynamic number's own method made (symbolic._compare): the observer
+        # tells them from one Python made without asking the number (``1.5 < n``, n an
+        # int: float's comparison reads the int itself), whose operand it specializes
+        self.compared = 0
         # a float16/bfloat16 value was made or read: compiled code computes those types
         # natively (NumPy matmul of bfloat16 is float32), so that key runs eagerly
         self.half = False

@@ -27,7 +27,7 @@ from .guards import Missing, is_immutable_value
 from .params import bind_params
 from .prov import DET, FRESH, NULL, OLD, UNKNOWN, Prov, persistent
 from .sources import Arg, Attr, Cell, Fixed, Global, Item
-from .symbolic import COMPARED, is_sym, specialize
+from .symbolic import is_sym, specialize
 
 HANDLERS: dict = {}
 
@@ -643,8 +643,9 @@ class _SymResult:
         if st.child is not None:
             st.stack[-1] = st.child
         res = peek.stack(st.frame)[-1]
-        if self.compared is not None and COMPARED[0] == self.compared + 1 and \
-                type(res) is bool:
+        tracer = STATE.tracer
+        if self.compared is not None and tracer is not None and \
+                tracer.compared == self.compared + 1 and type(res) is bool:
             return  # the comparison was the dynamic number's: its outcome is guarded
         if not is_sym(res) and not isinstance(res, Tensor):
             for v in self.operands:
@@ -672,8 +673,9 @@ def _compare(obs, st, frame, ins):
                             _sym_arithmetic(peek.stack(frame)[-2:]))
     st.stack.append(Prov(_result(provs).det, True))
     fin = st.finish = _sym_checked(real)
-    if type(fin) is _SymResult:
-        fin.compared = COMPARED[0]  # a dynamic number's own comparison guards its outcome
+    if type(fin) is _SymResult and STATE.tracer is not None:
+        # a dynamic number's own comparison guards its outcome (not one Python made)
+        fin.compared = STATE.tracer.compared
     st.hints.extend(zip(real, provs))
 
 

@@ -153,17 +153,13 @@ def _unary(fn, plain):
     return f
 
 
-#: comparisons a dynamic number's own method made (each guards its outcome, not the
-#: value); the observer reads it to tell them from a comparison Python made without asking
-#: (``1.5 < n`` with ``n`` a dynamic int: ``float.__lt__`` reads the int's value itself)
-COMPARED = [0]
-
-
 def _compare(op):
     def f(self, other):
         if isinstance(other, Tensor) or not isinstance(other, (int, float)):
             return NotImplemented
-        COMPARED[0] += 1
+        tracer = STATE.tracer  # (counted per tracing thread: Tracer.compared)
+        if tracer is not None:
+            tracer.compared += 1
         return bool(op(self._t, _value(other)))  # the tensor's bool(): a branch guard
     return f
 
