@@ -1,11 +1,12 @@
-"""matmul and linear on CUDA (the tiled GEMM of :func:`runtime.cuda.launch.gemm`, a bias
-epilogue for linear) and the NLL loss's kernels."""
+"""matmul and linear on CUDA (every product through :func:`runtime.cuda.blas.gemm`: cuBLAS
+via CuPy on a GPU where CuPy is installed, else the tiled GEMM kernel; linear's bias added
+to the product) and the NLL loss's kernels."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from runtime.cuda import launch
+from runtime.cuda import blas, launch
 
 from ..ops import linalg as L
 from .elementwise import contiguous, full, reshape
@@ -16,7 +17,7 @@ def _gemm(a3, b3, bias=None):
     if a3.dtype.kind != "f" or b3.dtype != a3.dtype:
         raise NotImplementedError(f"Could not run 'matmul' with arguments from the 'cuda' "
                                   f"device for dtypes {a3.dtype} and {b3.dtype}")
-    return launch.gemm(a3, b3, bias)
+    return blas.gemm(a3, b3, bias)
 
 
 def matmul(a, b):

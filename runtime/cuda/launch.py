@@ -228,11 +228,12 @@ def scan(kind: str, y: CudaArray, rows: int, m: int, reverse: bool) -> None:
     DEV.launch(mod, "kernel", blocks, threads, [y.base, rows, m, bool(reverse)])
 
 
-# -- matmul: the tiled GEMM -------------------------------------------------------------
+# -- matmul: the tiled GEMM (runtime.cuda.blas.gemm's fallback without cuBLAS) --------------
 
-def gemm(a3: CudaArray, b3: CudaArray, bias: CudaArray | None = None) -> CudaArray:
+def gemm_tile(a3: CudaArray, b3: CudaArray, bias: CudaArray | None = None) -> CudaArray:
     """``a3 @ b3`` for (B|1, M, K) and (B|1, K, N) float views of one dtype (+ ``bias``
-    over N): a new contiguous (B, M, N) array."""
+    over N) by the tiled kernel: a new contiguous (B, M, N) array.  Matrix products call
+    :func:`runtime.cuda.blas.gemm`, which runs this where cuBLAS is not used."""
     dt = a3.dtype
     B = max(a3.shape[0], b3.shape[0])
     M, Kd, N = a3.shape[1], a3.shape[2], b3.shape[2]
