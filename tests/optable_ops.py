@@ -38,6 +38,9 @@ UNTABLED = {
     "barrier": "a collective: needs a process group (tests/distributed)",
     "broadcast": "a collective: needs a process group (tests/distributed)",
     "reduce_scatter": "a collective: needs a process group (tests/distributed)",
+    "rnn_scan_grad": "dispatched only by a traced backward of rnn_scan (grad mode off, "
+                     "tensors): the rnn_scan row's compiled checks run it; "
+                     "tests/compiler/test_rnn_backward.py compares it with eager's walk",
     "to_device": "copies between devices: only reached with a second device (tests/gpu, "
                  "the CUDA rows of tests/ops/test_optable.py)",
 }

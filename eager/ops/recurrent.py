@@ -25,7 +25,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from .base import OUT, Op
+from .._state import STATE
+from .base import OUT, A, Op
 
 GATES = {"rnn_tanh": 1, "rnn_relu": 1, "lstm": 4, "gru": 3}
 
@@ -100,12 +101,74 @@ class RnnScan(Op):
         return out
 
     def backward(F, g, saved, node):
+        if F is not A and not STATE.grad_enabled and _packable(g, saved):
+            return _packed_backward(F, g, saved, node)
         gi, h0, c0, w_hh, b_hh, w_hr, out = saved
         mode = node.params["mode"]
         steps = scan_steps(node.params["batch_sizes"], node.params["reverse"])
         P = node.shapes[1][1]
         walk = _BACKWARD_WALKS[mode]
         return walk(F, g, gi, h0, c0, w_hh, b_hh, w_hr, out, steps, P, node)
+
+
+class RnnScanGrad(Op):
+    """The gradients of :class:`RnnScan` as one op: its backward walk run on arrays (as
+    eager's own backward runs it), the gradients of the arguments listed in ``wanted``
+    raveled one after another into one 1-D array.
+
+    Why: run through the op namespace on tensors, the walk is a few dozen ops per time step;
+    a compiler tracer would record each one (about 600 nodes for 24 steps of an LSTM) and
+    replay them one by one, slower than eager's walk, with a long program to generate and
+    many small kernels to build.  A backward that is not itself differentiated (grad mode
+    off: not ``create_graph``) dispatches this op instead, so a trace holds the walk as one
+    node whose bits are eager's."""
+    differentiable = False
+
+    def forward(g, gi, h0, c0, w_hh, b_hh, w_hr, out, mode, batch_sizes, reverse, needs,
+                wanted):
+        node = _ScanNode((None if a is None else a.shape for a in (gi, h0, c0, w_hh)),
+                         mode, needs)
+        grads = _BACKWARD_WALKS[mode](A, g, gi, h0, c0, w_hh, b_hh, w_hr, out,
+                                      scan_steps(batch_sizes, reverse), h0.shape[1], node)
+        return np.concatenate([grads[k].ravel() for k in wanted])
+
+
+class _ScanNode:
+    """What a backward walk reads of its node (shapes, params, needs), for
+    :class:`RnnScanGrad`, which runs one outside the engine."""
+
+    def __init__(self, shapes, mode, needs):
+        self.shapes = tuple(shapes)
+        self.params = {"mode": mode}
+        self.needs = needs
+
+
+def _packable(g, saved) -> bool:
+    """Whether the gradients can be packed into one array: CPU tensors of one dtype (on
+    another device the walk's own ops run, as that device has no kernel for the pack)."""
+    present = [a for a in (g,) + tuple(saved) if a is not None]
+    return (len({a.dtype for a in present}) == 1
+            and all(a.device.type == "cpu" for a in present))
+
+
+def _packed_backward(F, g, saved, node):
+    """:class:`RnnScanGrad` once, and each wanted gradient a view of its piece."""
+    args = saved[:6]
+    wanted = tuple(k for k in range(6) if node.needs[k] and args[k] is not None)
+    if not wanted:
+        return (None,) * 6
+    packed = F.rnn_scan_grad(g, *saved, mode=node.params["mode"],
+                             batch_sizes=tuple(node.params["batch_sizes"]),
+                             reverse=bool(node.params["reverse"]),
+                             needs=tuple(bool(n) for n in node.needs), wanted=wanted)
+    grads = [None] * 6
+    start = 0
+    for k in wanted:
+        shape = tuple(node.shapes[k])
+        stop = start + int(np.prod(shape, dtype=np.int64))
+        grads[k] = F.reshape(F.basic_index(packed, key=((start, stop, 1),)), shape=shape)
+        start = stop
+    return tuple(grads)
 
 
 # -- backward (over the op namespace F) ---------------------------------------------------

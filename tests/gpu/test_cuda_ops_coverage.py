@@ -38,6 +38,7 @@ NOT_ON_CUDA = {
     "layer_norm": "CPU fast path of F.layer_norm (CUDA: the composite)",
     "scaled_dot_product_attention": "CPU fast path of F.scaled_dot_product_attention "
                                     "(CUDA: the composite)",
+    "rnn_scan_grad": "CPU fast path of a traced rnn_scan backward (CUDA: the walk's ops)",
 }
 
 
