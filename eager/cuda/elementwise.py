@@ -134,6 +134,20 @@ def copy_into(dst: CudaArray, src) -> None:
     run_elementwise(E.Cast, [src], {"dtype": dst.dtype}, out=dst)
 
 
+def on_device(value, dtype) -> CudaArray:
+    """``value`` as a CUDA array of ``dtype`` in device memory: a 0-d value (a Python or
+    NumPy scalar, or a 0-d CUDA array still on the host) is written by a fill kernel that
+    takes it as an argument (no host-to-device copy); a host array is copied over; a CUDA
+    array is cast when its dtype differs."""
+    if isinstance(value, CudaArray):
+        if value.host is None:
+            return value if value.dtype == dtype else cast(value, dtype)
+        value = value.host
+    if np.ndim(value) == 0:
+        return full((), value, dtype)
+    return CudaArray.from_host(np.asarray(value, dtype))
+
+
 def contiguous(a: CudaArray) -> CudaArray:
     return a if a.is_contiguous else clone(a)
 

@@ -17,10 +17,10 @@ from .elementwise import (
     _I64,
     bits,
     broadcast_shape,
-    cast,
     clone,
     copy_into,
     full,
+    on_device,
     run_elementwise,
 )
 from .kernels_reduce import reduce
@@ -55,10 +55,10 @@ def _scatter_into(out, index, src, dim, add):
     """Write (or add) ``src`` at ``index`` along ``dim`` into the contiguous ``out``."""
     if not index.size:
         return out
-    if not isinstance(src, CudaArray):
-        src = CudaArray.from_host(np.asarray(src, out.dtype)).broadcast_to(index.shape)
-    elif src.dtype != out.dtype:
-        src = run_elementwise(E.Cast, [src], {"dtype": out.dtype})
+    given = not isinstance(src, CudaArray) or src.host is not None
+    src = on_device(src, out.dtype)       # a scalar: filled on the device, no copy
+    if given:
+        src = src.broadcast_to(index.shape)
     launch.scatter(out, index, src, dim, add)
     return out
 
@@ -154,11 +154,7 @@ def _put(y, idx, dims, v, add):
         _put(wide, idx, dims, v, add)
         copy_into(y, wide)
         return
-    if not isinstance(v, CudaArray):
-        v = CudaArray.from_host(np.asarray(v, y.dtype))
-    elif v.dtype != y.dtype:
-        v = cast(v, y.dtype)
-    v = v.broadcast_to(rshape)
+    v = on_device(v, y.dtype).broadcast_to(rshape)    # a scalar: filled, no copy
     if y.dtype.char in _HALF:
         y, v = bits(y), bits(v)
     shp, sy, si = _pad1(rshape, sy, si)

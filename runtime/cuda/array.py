@@ -370,6 +370,12 @@ def storage_dtype(dtype: np.dtype) -> np.dtype:
 _U16 = np.dtype(np.uint16)
 
 
+#: ``CudaArray -> CudaArray``: the device kernel copying a strided view into a new
+#: contiguous array, :func:`runtime.cuda.launch.copy`, set when launch is imported (launch
+#: imports this module, so this one cannot import it; every op and compiled graph runs
+#: through launch, so it is set once anything ran on CUDA)
+STRIDED_COPY = None
+
 #: host-to-device copies made by :class:`CudaArray` (``h2d``: from_host and 0-d values
 #: moved to device memory) and device-to-host ones (``d2h``: to_host)
 TRANSFERS = {"h2d": 0, "d2h": 0}
@@ -494,10 +500,14 @@ class CudaArray:
         return self.to_host().max()
 
     def copy(self) -> CudaArray:
-        """A contiguous copy on the device (device-to-device when contiguous)."""
+        """A contiguous copy on the device: device-to-device when contiguous, else a copy
+        kernel reading the view through its strides (:data:`STRIDED_COPY`; through the
+        host only while :mod:`runtime.cuda.launch` was never imported)."""
         if self._base is None:
             return CudaArray.scalar(self.host)
         if not self.is_contiguous:
+            if STRIDED_COPY is not None:
+                return STRIDED_COPY(self)
             return CudaArray.from_host(self.to_host())
         out = CudaArray.empty(self.shape, self.dtype)
         n = self.size

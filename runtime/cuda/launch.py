@@ -20,6 +20,7 @@ import numpy as np
 
 from ..source import I64, cast, literal
 from . import DEVICE as DEV
+from . import array as _array
 from . import kernels as K
 from . import templates
 from .array import CudaArray
@@ -84,11 +85,33 @@ def fill(out: CudaArray, value) -> CudaArray:
     v = np.asarray(value, out.dtype)
     if out.dtype.char in "eE":
         v = v.view(np.int16)
-        out = CudaArray(out.base.view(np.int16), out.block, out.shape, out.estrides,
-                        out.offset, np.int16)
-    run_core(("t0 = a0",), ["t0"], [v.reshape(())[()]], [out.dtype], out.shape,
-             "fill", outs=[out])
+    target = _bits(out)
+    run_core(("t0 = a0",), ["t0"], [v.reshape(())[()]], [target.dtype], out.shape,
+             "fill", outs=[target])
     return out
+
+
+def _bits(a: CudaArray) -> CudaArray:
+    """The same view of a float16/bfloat16 array as int16 (its bits), else ``a``."""
+    if a.dtype.char not in "eE":
+        return a
+    return CudaArray(a.base.view(np.int16), a.block, a.shape, a.estrides, a.offset, np.int16)
+
+
+def copy(src: CudaArray) -> CudaArray:
+    """A new contiguous array of the view ``src``'s values, copied on the device (one
+    grid-stride kernel reading ``src`` through its strides; the bits of float16/bfloat16):
+    :meth:`CudaArray.copy` of a non-contiguous view."""
+    out = CudaArray.empty(src.shape, src.dtype)
+    if out.size:
+        target = _bits(out)
+        run_core(("t0 = a0",), ["t0"], [_bits(src)], [target.dtype], src.shape, "copy",
+                 outs=[target])
+    return out
+
+
+_array.STRIDED_COPY = copy
+
 
 
 _ACC = {"f": ("float64", "0.0"), "i": ("int64", "0"), "u": ("int64", "0"), "b": ("int64", "0")}
