@@ -38,7 +38,7 @@ def randint(low, high, shape, dtype, device=None, generator=None):
     _no_cpu_generator(generator)
     out = CudaArray.empty(shape, dtype)
     seed, offset = GENERATOR.take(out.size)
-    return launch.random("randint", out, seed, offset, int(low), float(high - low))
+    return launch.random("randint", out, seed, offset, int(low), int(high) - int(low))
 
 
 def bernoulli_tensor(probs, generator=None):

@@ -70,6 +70,44 @@ def kernel(a, oa, sa, b, ob, sb, c, {extra}M, N, K):
 '''
 
 
+def _draws(suffix: str, uniform: str, ftype: str, two_pi: str) -> str:
+    """The kernels drawing in one precision: ``rand{suffix}``, ``randn{suffix}`` (Box-Muller
+    with libdevice's log, cos, sqrt of that type) and ``bernoulli_tensor{suffix}`` (1 where
+    a draw falls below ``p[i]``, contiguous, compared in ``p``'s type; ``bad[0] = 1`` when
+    some ``p[i]`` lies outside [0, 1]: the caller raises PyTorch's error), from
+    ``uniform`` (float64, 53 random bits) or ``uniform32`` (float32, 24 bits)."""
+    return f'''
+@kernel_jit
+def rand{suffix}(y, n, seed, offset):
+    i = cuda.grid(1)
+    while i < n:
+        y[i] = {uniform}(seed, offset + i, 0)
+        i += cuda.gridsize(1)
+
+
+@kernel_jit
+def randn{suffix}(y, n, seed, offset):
+    i = cuda.grid(1)
+    while i < n:
+        u1 = {ftype}(1.0) - {uniform}(seed, offset + i, 0)   # in (0, 1]: log is finite
+        u2 = {uniform}(seed, offset + i, 2)
+        y[i] = math.sqrt({ftype}(-2.0) * math.log(u1)) * math.cos({ftype}({two_pi}) * u2)
+        i += cuda.gridsize(1)
+
+
+@kernel_jit
+def bernoulli_tensor{suffix}(y, p, n, seed, offset, bad):
+    i = cuda.grid(1)
+    while i < n:
+        q = p[i]
+        if not (q >= {ftype}(0) and q <= {ftype}(1)):
+            bad[0] = 1
+        y[i] = 1 if {uniform}(seed, offset + i, 0) < q else 0
+        i += cuda.gridsize(1)
+
+'''
+
+
 RANDOM_SOURCE = HEADER + '''
 M32 = np.uint64(0xFFFFFFFF)
 
@@ -111,46 +149,11 @@ def uniform32(seed, counter, stream):
         np.float32(5.9604644775390625e-08)
 
 
-@kernel_jit
-def rand32(y, n, seed, offset):
-    i = cuda.grid(1)
-    while i < n:
-        y[i] = uniform32(seed, offset + i, 0)
-        i += cuda.gridsize(1)
-
-
-@kernel_jit
-def randn32(y, n, seed, offset):
-    # Box-Muller in float32 (libdevice's logf, cosf, sqrtf)
-    i = cuda.grid(1)
-    while i < n:
-        u1 = np.float32(1.0) - uniform32(seed, offset + i, 0)   # in (0, 1]
-        u2 = uniform32(seed, offset + i, 2)
-        y[i] = math.sqrt(np.float32(-2.0) * math.log(u1)) * \
-            math.cos(np.float32(6.2831855) * u2)
-        i += cuda.gridsize(1)
-
-
-@kernel_jit
-def rand(y, n, seed, offset):
-    i = cuda.grid(1)
-    while i < n:
-        y[i] = uniform(seed, offset + i, 0)
-        i += cuda.gridsize(1)
-
-
-@kernel_jit
-def randn(y, n, seed, offset):
-    i = cuda.grid(1)
-    while i < n:
-        u1 = 1.0 - uniform(seed, offset + i, 0)   # in (0, 1]: log is finite
-        u2 = uniform(seed, offset + i, 2)
-        y[i] = math.sqrt(-2.0 * math.log(u1)) * math.cos(6.283185307179586 * u2)
-        i += cuda.gridsize(1)
-
-
+''' + _draws("32", "uniform32", "np.float32", "6.2831855") + \
+    _draws("", "uniform", "np.float64", "6.283185307179586") + '''
 @kernel_jit
 def bernoulli(y, n, seed, offset, p):
+    # a float64 output: 1 where a 53-bit uniform falls below p
     i = cuda.grid(1)
     while i < n:
         y[i] = 1 if uniform(seed, offset + i, 0) < p else 0
@@ -158,23 +161,34 @@ def bernoulli(y, n, seed, offset, p):
 
 
 @kernel_jit
-def randint(y, n, seed, offset, low, span):
+def bernoulli32(y, n, seed, offset, threshold):
+    # 1 where 24 random bits fall below threshold = ceil(p * 2**24): exactly the draws
+    # uniform32 < p, in integer arithmetic
     i = cuda.grid(1)
     while i < n:
-        y[i] = low + np.int64(uniform(seed, offset + i, 0) * span)
+        y[i] = 1 if (bits(seed, offset + i, 0) >> np.uint64(8)) < np.uint64(threshold) else 0
         i += cuda.gridsize(1)
 
 
 @kernel_jit
-def bernoulli_tensor(y, p, n, seed, offset, bad):
-    # y[i] = 1 where a uniform draw falls below p[i] (contiguous, y's dtype); bad[0] = 1
-    # when some p[i] lies outside [0, 1] (the caller raises PyTorch's error)
+def randint(y, n, seed, offset, low, span):
+    # low + floor(r * span / 2**64) for 64 random bits r (span < 2**32: the products fit in
+    # uint64), in integer arithmetic; the bias is at most span / 2**64
     i = cuda.grid(1)
     while i < n:
-        q = p[i]
-        if not (q >= 0 and q <= 1):
-            bad[0] = 1
-        y[i] = 1 if uniform(seed, offset + i, 0) < q else 0
+        hi = bits(seed, offset + i, 0)
+        lo = bits(seed, offset + i, 1)
+        s = np.uint64(span)
+        y[i] = low + np.int64((hi * s + ((lo * s) >> np.uint64(32))) >> np.uint64(32))
+        i += cuda.gridsize(1)
+
+
+@kernel_jit
+def randint_wide(y, n, seed, offset, low, span):
+    # a span of 2**32 or more: a 53-bit float64 uniform times the span
+    i = cuda.grid(1)
+    while i < n:
+        y[i] = low + np.int64(uniform(seed, offset + i, 0) * span)
         i += cuda.gridsize(1)
 
 

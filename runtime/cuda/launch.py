@@ -305,13 +305,22 @@ def _random_module():
 
 
 def random(name: str, out: CudaArray, seed: int, offset: int, *extra) -> CudaArray:
-    """Fill the contiguous ``out`` with the draws of kernel ``name`` (rand, randn,
-    bernoulli, randint; ``extra``: its parameters) at counters ``offset..`` of ``seed``.
-    A float32 ``out`` of rand/randn is drawn in float32 (``rand32``, ``randn32``: 24-bit
-    uniforms, so rand never gives 1.0, and no float64 arithmetic)."""
+    """Fill the contiguous ``out`` with the draws of kernel ``name`` (rand, randn: no
+    extra; bernoulli: ``p``; randint: ``low, span``) at counters ``offset..`` of ``seed``.
+    No float64 arithmetic unless ``out`` is float64: a float32 ``out`` of rand/randn is
+    drawn in float32 (``rand32``, ``randn32``: 24-bit uniforms, so rand never gives 1.0),
+    bernoulli into any other dtype compares 24 random bits with ``ceil(p * 2**24)``
+    (``bernoulli32``: the draws ``uniform32 < p``), randint maps 64 random bits onto the
+    span in integer arithmetic (a float64 draw only for spans of 2**32 or more)."""
     n = out.size
     if out.dtype == np.float32 and name in ("rand", "randn"):
         name += "32"
+    elif name == "bernoulli" and out.dtype != np.float64:
+        name, extra = "bernoulli32", (min(1 << 24, max(0, math.ceil(extra[0] * (1 << 24)))),)
+    elif name == "randint":
+        low, span = extra
+        name, extra = ("randint", (int(low), int(span))) if span < 1 << 32 else \
+            ("randint_wide", (int(low), float(span)))
     if n:
         blocks, threads = DEV.grid(n)
         DEV.launch(_random_module(), name, blocks, threads,
@@ -321,11 +330,13 @@ def random(name: str, out: CudaArray, seed: int, offset: int, *extra) -> CudaArr
 
 def bernoulli_tensor(out: CudaArray, p: CudaArray, seed: int, offset: int) -> bool:
     """Fill ``out`` with 1 where a uniform draw falls below the contiguous ``p`` (same
-    size); whether some probability was outside [0, 1] (a device flag read back)."""
+    size; drawn and compared in float32 unless ``p`` is float64); whether some
+    probability was outside [0, 1] (a device flag read back)."""
     n = out.size
     bad = fill(CudaArray.empty((1,), np.int32), 0)
     blocks, threads = DEV.grid(n)
-    DEV.launch(_random_module(), "bernoulli_tensor", blocks, threads,
+    name = "bernoulli_tensor" if p.dtype == np.float64 else "bernoulli_tensor32"
+    DEV.launch(_random_module(), name, blocks, threads,
                [out.base[out.offset:out.offset + n], p.base[p.offset:p.offset + n], n, seed,
                 offset, bad.base])
     return bool(bad.to_host()[0])
