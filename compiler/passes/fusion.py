@@ -389,7 +389,8 @@ def _chosen_groups(nodes, groups, reduce_of, singleton_min) -> dict:
         G.members.sort()
         if len(G.members) == 1 and gid not in reduce_of:
             n = nodes[G.members[0]]
-            if int(np.prod(n.out.shape)) < singleton_min or n.op is Expand:
+            small = int(np.prod(n.out.shape)) < singleton_min and not n.op.multipass
+            if small or n.op is Expand:
                 continue
         fused[gid] = G
     return fused

@@ -77,6 +77,10 @@ class Op(metaclass=_OpMeta):
     random = False             # draws from the generator: never folded or CSE'd
     effect = False             # acts outside the process (a collective): kept on every replay
     data_dependent_shape = False  # output shape depends on values (nonzero): not traceable
+    # elementwise, and its NumPy forward makes several passes over the data (a polynomial,
+    # a where of two formulas): a fused kernel beats it at any size, so the CPU compiler
+    # fuses it even alone below the device's ``singleton_min`` (compiler/passes/fusion.py)
+    multipass = False
     ufunc = None               # NumPy ufunc for true in-place application, when exact
     any_device = False         # the forward takes storage of any device (to(device), const)
 

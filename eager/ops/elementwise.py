@@ -500,6 +500,7 @@ class Tanh(FloatUnary):
 
 
 class Sigmoid(FloatUnary):
+    multipass = True
     saves = (OUT,)
 
     def forward(a):
@@ -516,6 +517,7 @@ class Sigmoid(FloatUnary):
 
 
 class Erf(FloatUnary):
+    multipass = True
     saves = (0,)
 
     def forward(a):
@@ -557,6 +559,7 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 class Gelu(FloatUnary):
     """GELU; ``approximate='none'`` (erf form, PyTorch's default) or ``'tanh'``."""
+    multipass = True
     saves = (0,)
 
     def forward(a, approximate="none"):
@@ -603,6 +606,7 @@ class Gelu(FloatUnary):
 
 
 class Silu(FloatUnary):
+    multipass = True
     saves = (0,)
 
     def forward(a):
@@ -623,6 +627,7 @@ class Silu(FloatUnary):
 
 class Softplus(FloatUnary):
     """``log(1 + exp(beta*x)) / beta``, linear where ``beta*x > threshold`` (as PyTorch)."""
+    multipass = True
     saves = (0,)
 
     def forward(a, beta=1.0, threshold=20.0):

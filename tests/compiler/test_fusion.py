@@ -174,6 +174,34 @@ def test_small_singletons_stay_numpy_calls():
     assert [n.op for n in fuse(g).nodes] == [FusedReduction]
 
 
+@pytest.mark.parametrize("op,params", [(E.Gelu, {}), (E.Gelu, {"approximate": "tanh"}),
+                                       (E.Sigmoid, {}), (E.Silu, {}), (E.Softplus, {}),
+                                       (E.Erf, {})])
+def test_small_multipass_singletons_become_kernels(op, params):
+    """An op whose NumPy forward makes several passes (``multipass``: GELU's erf
+    polynomial, sigmoid's where of two formulas) is worth a kernel at any size: alone
+    between two matmuls (a transformer's MLP) it is fused below ``singleton_min``; the
+    kernel computes what the op computes (GELU's erf form bit for bit: eager's algorithm)."""
+    b = Builder()
+    x = b.input(np.linspace(-4, 4, 12, dtype=np.float32).reshape(4, 3))
+    g = b.graph(b(op, x, **params))
+    fused = fuse(g)
+    assert [n.op for n in fused.nodes] == [FusedElementwise]
+    want = run_graph(g, *b.arrays())[0]
+    got = compile_graph(g, "numba")(*b.arrays())[0]
+    if op is E.Gelu and not params:
+        np.testing.assert_array_equal(got, want)
+    else:
+        # mathlib's tanh/exp: a few ulp, which 1 + tanh(-large) cancels into more: bounded
+        # by a few ulp of the array's largest value (the check mode's contract)
+        np.testing.assert_allclose(got, want, rtol=4e-7, atol=4e-7 * np.abs(want).max())
+    # a one-pass op alone stays a NumPy call below singleton_min
+    b = Builder()
+    x = b.input(np.ones((4, 3), np.float32))
+    g = b.graph(b(E.Exp, x))
+    assert fuse(g) is g
+
+
 def test_unsupported_nodes_are_not_fused():
     b = Builder()
     x = b.input(np.ones(3, np.float16))
