@@ -111,5 +111,12 @@ def test_compiled_matches_eager(row, device):
             want, got = fn(*ts), cf(*ts)
             compiler.wait()
         assert got.device == want.device
-        np.testing.assert_array_equal(got.cpu().numpy(), want.cpu().numpy())
+        got, want = got.cpu().numpy(), want.cpu().numpy()
+        if row.rtol and got.dtype == F32 and getattr(library_ops().get(row.name), "multipass",
+                                                     False):
+            # fused at any size on the CPU (Op.multipass): mathlib's few ulp, as the numba
+            # rows above allow; every other op alone this small stays eager's NumPy call
+            np.testing.assert_allclose(got, want, rtol=row.rtol, atol=1e-30)
+        else:
+            np.testing.assert_array_equal(got, want)
     assert cf.stats()["hits"] >= 1
