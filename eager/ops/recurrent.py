@@ -5,8 +5,11 @@ Why one op and not a loop of cell ops: a loop over slices of the stacked input
 projection gives every slice a gradient the size of the whole projection (zeros plus the
 slice), so its backward grows as T^2 in the sequence length, and each step costs a dozen
 dispatches.  The scan runs the recurrence on arrays; its backward (written once over the
-op namespace ``F``, like every backward, so a compiler tracer records it) recomputes the
-gates of all steps with one matmul, then walks the steps back with one matmul each.
+op namespace ``F``, like every backward, so ``create_graph=True`` differentiates it)
+recomputes the gates of all steps with one matmul, then walks the steps back with one
+matmul each.  A backward on tensors that is not differentiated (a compiler tracer's)
+dispatches :class:`RnnScanGrad` instead: the same walk on arrays as one op, which compiled
+code runs natively (``runtime/cpu/scan.py``).
 
 Layout: PyTorch's packed layout, of which a padded batch is the special case with equal
 batch sizes.  The rows of ``gi`` (the input projection ``x W_ih^T + b_ih`` of every
