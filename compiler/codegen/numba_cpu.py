@@ -62,7 +62,7 @@ from .pysource import CompiledGraph, python_program
 #: machine a prange kernel next to a matmul then waits for a time slice (measured: MLP
 #: train step 0.9 ms with serial kernels, 8-40 ms with prange ones at 200k elements)
 BLAS_PARALLEL_MIN = 1 << 22
-_BLAS_MODULES = ("eager.ops.linalg", "compiler.codegen.scan_cpu")
+_BLAS_MODULES = ("eager.ops.linalg", "eager.ops.recurrent")
 
 
 class Launch:
@@ -271,19 +271,18 @@ def _inplace_plan(nodes: list, i: int, inplace: dict, writes: Overwrites,
 def _lower_all(graph: Graph, parallel_min: int, singleton_min) -> tuple:
     """(fused and lowered graph, kernels) of ``graph``; the fused kernels' modules are
     loaded, not compiled (:func:`_build`); a recurrent scan's kernel is compiled here."""
-    fused = fuse(graph, CPU, singleton_min)
-    kernels = []
-    for i, n in enumerate(fused.nodes):   # the recurrent scan: native (scan_cpu)
-        if scan_cpu.native(n):
-            fused.nodes[i], kernel = scan_cpu.lower(n)
-            kernels.append(kernel)
+    fused = fuse(graph, CPU, singleton_min)   # (``graph`` itself when nothing fuses)
     if any(getattr(n.op, "__module__", "") in _BLAS_MODULES for n in fused.nodes):
         parallel_min = max(parallel_min, BLAS_PARALLEL_MIN)
     contiguous: set = set()
     new_nodes = []
+    kernels = []
     k = 0
     for n in fused.nodes:
-        if n.op is FusedElementwise or n.op is FusedReduction:
+        if scan_cpu.native(n):   # the recurrent scan: native code (scan_cpu)
+            n, kernel = scan_cpu.lower(n)
+            kernels.append(kernel)
+        elif n.op is FusedElementwise or n.op is FusedReduction:
             n, launch = _lower(n, k, contiguous, parallel_min)
             k += 1
             kernels.append((launch.name, launch.source))

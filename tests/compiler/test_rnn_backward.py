@@ -12,8 +12,11 @@ import pytest
 import compiler
 import compiler.check
 import eager
+from compiler.codegen import numba_cpu
+from compiler.passes.fusion import fuse
 from eager import nn
 from eager.nn.utils.rnn import pack_padded_sequence
+from runtime.cpu import DEVICE as CPU
 
 CASES = {
     "rnn_tanh": lambda: nn.RNN(3, 4, nonlinearity="tanh"),
@@ -177,3 +180,26 @@ def test_second_derivative_through_the_scan_still_differentiates_the_walk():
     xm = eager.tensor(x.detach().numpy() - eps * v.numpy(), requires_grad=True)
     fd = (first(xp).detach().numpy() - first(xm).detach().numpy()) / (2 * eps)
     np.testing.assert_allclose(hv.numpy(), fd, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.regression("lowering a scan replaced the node in the trace's own graph when "
+                        "nothing else fused (fuse returns its input then)")
+def test_lowering_the_scan_leaves_the_traced_graph_alone():
+    """The kernel program of a graph that only projects and scans: the recorded graph (read
+    again by explain, the warm-start note's key and later builds) keeps its nodes."""
+    eager.manual_seed(0)
+    gru = nn.GRU(3, 4)
+
+    def f(x):
+        with eager.no_grad():
+            return gru(x)[0]
+    compiled = compiler.compile(f, backend="python")
+    x = eager.randn(5, 2, 3)
+    compiled(x)
+    compiled(x)
+    graph = compiled._records[0][2].graph
+    assert fuse(graph, CPU) is graph   # the case: nothing to fuse
+    before = list(graph.nodes)
+    program = numba_cpu.numba_program(graph)
+    assert [n is m for n, m in zip(graph.nodes, before)] == [True] * len(before)
+    assert any("the recurrent scan" in src for _, src in program.kernels)
