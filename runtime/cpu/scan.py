@@ -47,17 +47,14 @@ def _sig(x, half):
 
 
 @numba.njit(**_JIT)
-def _gates(gi, h, w_t, b_hh, has_bias, off, b):
-    """``x + (h W_hh^T + b_hh)`` for the step's ``b`` rows (eager: ``gh += b_hh``, then
-    ``x + gh``)."""
-    gh = matmul(h[:b], w_t)
-    for r in range(b):
-        for j in range(gh.shape[1]):
-            v = gh[r, j]
-            if has_bias:
-                v = v + b_hh[j]
-            gh[r, j] = v
-    return gh
+def _linear(h, w_t, b_hh, has_bias):
+    """``h W_hh^T + b_hh`` (eager: the product, then ``+= b_hh``; ``F.linear`` alike)."""
+    out = matmul(h, w_t)
+    if has_bias:
+        for r in range(out.shape[0]):
+            for j in range(out.shape[1]):
+                out[r, j] = out[r, j] + b_hh[j]
+    return out
 
 
 @numba.njit(**_JIT)
@@ -76,7 +73,7 @@ def forward(mode, gi, h0, c0, w_hh, b_hh, has_bias, steps, consts, out):
                 h[r, j] = h0[r, j]
                 if mode == LSTM:
                     c[r, j] = c0[r, j]
-        gh = _gates(gi, h, w_t, b_hh, has_bias, off, b)
+        gh = _linear(h[:b], w_t, b_hh, has_bias)   # then x + gh, in the loop below
         for r in range(b):
             x = off + r
             for j in range(H):
@@ -166,16 +163,13 @@ def backward(mode, g, gi, h0, c0, w_hh, b_hh, has_bias, out, steps, consts, d_gi
                 else:
                     coef[x, j] = one if o > 0 else one * 0
         extra = coef   # unused
-        d_h = coef     # unused
+        gate = coef    # unused
     else:
-        pre = matmul(h_prev, w_hh.T)   # eager: F.linear(h_prev, w_hh, b_hh)
-        if has_bias:
-            for x in range(N):
-                for j in range(G):
-                    pre[x, j] = pre[x, j] + b_hh[j]
+        pre = _linear(h_prev, w_hh.T, b_hh, has_bias)   # eager: F.linear(h_prev, w_hh, b_hh)
         coef = np.empty((N, G), gi.dtype)
         extra = np.empty((N, H), gi.dtype)
-        d_h = np.empty((N, H), gi.dtype)
+        # the gate a state's gradient is carried through: LSTM f (to c_prev), GRU z (to h)
+        gate = np.empty((N, H), gi.dtype)
         if mode == LSTM:
             c_prev = _previous(out, c0, steps, H, H)
             for x in range(N):
@@ -190,7 +184,7 @@ def backward(mode, g, gi, h0, c0, w_hh, b_hh, has_bias, out, steps, consts, d_gi
                     coef[x, 2 * H + j] = si * (one - gg * gg)
                     coef[x, 3 * H + j] = tc * (so * (one - so))
                     extra[x, j] = so * (one - tc * tc)   # d c / d m
-                    d_h[x, j] = sf                      # the forget gate, for the carry
+                    gate[x, j] = sf
         else:
             for x in range(N):
                 for j in range(H):
@@ -203,7 +197,7 @@ def backward(mode, g, gi, h0, c0, w_hh, b_hh, has_bias, out, steps, consts, d_gi
                     coef[x, H + j] = (h_prev[x, j] - n) * (z * (one - z))
                     coef[x, 2 * H + j] = dn * r_
                     extra[x, j] = dn
-                    d_h[x, j] = z
+                    gate[x, j] = z
     d_pre = np.empty((N, G), gi.dtype)
     carry_h = np.empty((h0.shape[0], H), gi.dtype)
     carry_c = np.empty((h0.shape[0], H), gi.dtype)
@@ -226,7 +220,7 @@ def backward(mode, g, gi, h0, c0, w_hh, b_hh, has_bias, out, steps, consts, d_gi
                     d_pre[x, H + j] = dc * coef[x, H + j]
                     d_pre[x, 2 * H + j] = dc * coef[x, 2 * H + j]
                     d_pre[x, 3 * H + j] = dh * coef[x, 3 * H + j]
-                    carry_c[r, j] = dc * d_h[x, j]   # (row r is read above, then written)
+                    carry_c[r, j] = dc * gate[x, j]   # (row r is read above, then written)
                 elif mode == GRU:
                     d_pre[x, j] = dh * coef[x, j]
                     d_pre[x, H + j] = dh * coef[x, H + j]
@@ -237,9 +231,9 @@ def backward(mode, g, gi, h0, c0, w_hh, b_hh, has_bias, out, steps, consts, d_gi
         if mode == GRU:   # h' = n + z (h - n): z reaches h directly
             for r in range(b):
                 for j in range(H):
-                    new[r, j] = new[r, j] + dhs[off + r, j] * d_h[off + r, j]
+                    new[r, j] = new[r, j] + dhs[off + r, j] * gate[off + r, j]
         if mode == LSTM:
-            _send(carry_c[:b].copy(), b, prev, carry_c, gc0)
+            _send(carry_c, b, prev, carry_c, gc0)   # (in place: rows carried stay)
         k = _send(new, b, prev, carry_h, gh0)
     gw[:, :] = matmul(d_pre.T, h_prev)
     if has_bias:
