@@ -9,6 +9,7 @@ import contextlib
 import io
 
 import numpy as np
+import pytest
 
 import compiler
 import eager
@@ -102,50 +103,37 @@ def test_a_comparison_python_makes_without_asking_the_number_guards_its_value():
     _twins(make, xs)   # equal results on every call is the check
 
 
-def test_a_tuple_of_new_tensors_stored_in_python_state_holds_each_calls_tensors():
-    """``s.parts = t.split(1)``: a container eager's code made during the call (the observer
-    does not watch inside it) is not stored as the traced call's object on replays."""
+@pytest.mark.parametrize("make_container,shape", [
+    (lambda t: t.split(1), (2,)),   # a tuple
+    (lambda t: t.max(0), (2, 2)),   # a return_types named tuple (values, indices)
+], ids=["split", "max"])
+def test_a_tuple_of_new_tensors_stored_in_python_state_holds_each_calls_tensors(
+        make_container, shape):
+    """``s.res = t.split(1)`` or ``s.res = t.max(0)``: a container eager's code made during
+    the call (the observer does not watch inside it) is not stored as the traced call's
+    object on replays."""
     class S:
         pass
 
     def run(fn, s):
         got = []
         for i in range(4):
-            fn(eager.ones(2) * i)
-            got.append([p.numpy().copy() for p in s.parts])
+            fn(eager.ones(*shape) * i)
+            got.append([p.numpy().copy() for p in s.res])
         return got
 
     def make(s):
         def f(x):
-            s.parts = (x * 2).split(1)
+            s.res = make_container(x * 2)
             return x + 1
         return f
     se, sc = S(), S()
     ref = run(make(se), se)
     got = run(compiler.compile(make(sc)), sc)
     for a, b in zip(ref, got):
+        assert len(a) == len(b) == 2
         for p, q in zip(a, b):
             np.testing.assert_array_equal(p, q)
-
-
-def test_a_named_tuple_of_new_tensors_stored_in_python_state_holds_each_calls_tensors():
-    """``s.res = t.max(0)`` (a ``return_types`` named tuple made by eager's code)."""
-    class S:
-        pass
-
-    def make(s):
-        def f(x):
-            s.res = (x * 2).max(0)
-            return x + 1
-        return f
-    se, sc = S(), S()
-    fe, fc = make(se), compiler.compile(make(sc))
-    for i in range(4):
-        x = eager.ones(2, 2) * i
-        fe(x)
-        fc(x)
-        np.testing.assert_array_equal(se.res.values.numpy(), sc.res.values.numpy())
-        np.testing.assert_array_equal(se.res.indices.numpy(), sc.res.indices.numpy())
 
 
 def test_a_scheduler_step_replays_with_its_learning_rate_an_input():
