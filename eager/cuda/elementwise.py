@@ -15,6 +15,7 @@ import numpy as np
 from runtime import device as _device
 from runtime.cuda import launch
 from runtime.cuda.array import CudaArray, storage_dtype
+from runtime.cuda.launch import bits  # (re-exported: eager.cuda's kernels use it)
 
 from .. import dtypes as _dt
 from ..ops import elementwise as E
@@ -29,7 +30,6 @@ _BOOL = np.dtype(np.bool_)
 _HALF = _dt.HALF_CHARS
 _F32 = np.dtype(np.float32)
 _U16 = np.dtype(np.uint16)
-_I16 = np.dtype(np.int16)
 
 
 # -- elementwise: one-op kernels from the op's scalar expression -------------------------
@@ -179,12 +179,6 @@ def full(shape, value, dtype, device=None):
 
 
 # -- float16 and bfloat16 -----------------------------------------------------------------------
-
-def bits(a: CudaArray) -> CudaArray:
-    """The same view of a float16/bfloat16 array as int16: its bits, for copies (and
-    gathers, scatters) that move elements without reading them as numbers."""
-    return CudaArray(a.base.view(_I16), a.block, a.shape, a.estrides, a.offset, _I16)
-
 
 def _u16(base):
     """A half array's device base as uint16: the bits the conversion kernels read."""

@@ -85,14 +85,15 @@ def fill(out: CudaArray, value) -> CudaArray:
     v = np.asarray(value, out.dtype)
     if out.dtype.char in "eE":
         v = v.view(np.int16)
-    target = _bits(out)
+    target = bits(out)
     run_core(("t0 = a0",), ["t0"], [v.reshape(())[()]], [target.dtype], out.shape,
              "fill", outs=[target])
     return out
 
 
-def _bits(a: CudaArray) -> CudaArray:
-    """The same view of a float16/bfloat16 array as int16 (its bits), else ``a``."""
+def bits(a: CudaArray) -> CudaArray:
+    """The same view of a float16/bfloat16 array as int16 (its bits), else ``a``: for copies
+    (and gathers, scatters) that move elements without reading them as numbers."""
     if a.dtype.char not in "eE":
         return a
     return CudaArray(a.base.view(np.int16), a.block, a.shape, a.estrides, a.offset, np.int16)
@@ -104,14 +105,13 @@ def copy(src: CudaArray) -> CudaArray:
     :meth:`CudaArray.copy` of a non-contiguous view."""
     out = CudaArray.empty(src.shape, src.dtype)
     if out.size:
-        target = _bits(out)
-        run_core(("t0 = a0",), ["t0"], [_bits(src)], [target.dtype], src.shape, "copy",
+        target = bits(out)
+        run_core(("t0 = a0",), ["t0"], [bits(src)], [target.dtype], src.shape, "copy",
                  outs=[target])
     return out
 
 
 _array.STRIDED_COPY = copy
-
 
 
 _ACC = {"f": ("float64", "0.0"), "i": ("int64", "0"), "u": ("int64", "0"), "b": ("int64", "0")}
