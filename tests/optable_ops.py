@@ -17,15 +17,29 @@ import numpy as np
 import eager as E
 from tests.opinfo import BOOL, F32, F64, FLOATS, I64, NUMBERS, U8, OpInfo, S
 
-#: ops with a CUDA implementation (``eager/cuda/ops.py``) besides the elementwise ones
-CUDA = frozenset({
-    "amax", "amin", "arange", "argmax", "argmin", "basic_index", "basic_scatter",
-    "bernoulli", "bernoulli_tensor", "cat", "clone", "contiguous", "expand", "eye", "full",
-    "gather", "linear", "linspace", "log_softmax", "logsumexp", "masked_fill", "matmul",
-    "mean", "nll_loss", "nll_loss_grad", "permute", "pick_along_dim", "place_along_dim",
-    "rand", "randint", "randn", "randperm", "reshape", "reshape_copy", "scatter",
-    "scatter_add", "set_item", "softmax", "squeeze", "stack", "std", "sum", "sum_to",
-    "unsqueeze", "var", "view"})
+#: ops with no CUDA implementation, and why: their rows run on the CPU only (every other
+#: row runs on CUDA too: tests/gpu/test_optable_cuda.py); a collective or an internal op
+#: without a row is listed too (tests/gpu/test_cuda_ops_coverage.py checks the whole list)
+NOT_ON_CUDA = {
+    # collectives: eager.distributed's process groups exchange host arrays
+    "all_gather": "collective (host process groups)",
+    "all_reduce": "collective (host process groups)",
+    "barrier": "collective (host process groups)",
+    "broadcast": "collective (host process groups)",
+    "reduce_scatter": "collective (host process groups)",
+    # random: must draw from the CUDA generator (a host copy would use the CPU's)
+    "multinomial": "random: needs a counter-based kernel",
+    "normal": "random: needs a counter-based kernel (normal with tensor mean/std)",
+    # a view of the same bytes as another dtype: needs a reinterpreting CudaArray view
+    "view_dtype": "a view reinterpreting bytes (Tensor.view(dtype))",
+    # eager's CPU fast paths: one op for float32/float64 NumPy arrays; a CUDA tensor takes
+    # the composite of ops (each with its CUDA kernel), which is what the compiler fuses
+    "conv_product": "CPU fast path of a convolution's product step (CUDA: the composite)",
+    "layer_norm": "CPU fast path of F.layer_norm (CUDA: the composite)",
+    "scaled_dot_product_attention": "CPU fast path of F.scaled_dot_product_attention "
+                                    "(CUDA: the composite)",
+    "rnn_scan_grad": "CPU fast path of a traced rnn_scan backward (CUDA: the walk's ops)",
+}
 
 #: registered ops without a row, and why
 UNTABLED = {
@@ -65,7 +79,7 @@ def op(name, fn, samples, **kw):
     """A row calling ``fn(M, *tensors, **kwargs)`` on ``samples(gen)``."""
     kw.setdefault("dtypes", FLOATS)
     kw.setdefault("ref", True)
-    kw.setdefault("devices", ("cpu", "cuda") if name in CUDA else ("cpu",))
+    kw.setdefault("devices", ("cpu",) if name in NOT_ON_CUDA else ("cpu", "cuda"))
     return OpInfo(name, fn, shapes=(), samples=samples, lib=True, **kw)
 
 

@@ -1,8 +1,9 @@
 """Every registered op runs on CUDA, with the CPU's results, dtypes and errors.
 
-``NOT_ON_CUDA`` is the measured gap: an op with no CUDA implementation fails
-``test_every_op_runs_on_cuda_or_is_listed`` unless it is listed there with its reason
-(and a listed op that gained one fails it too, so the list stays true).  Ops that run
+``NOT_ON_CUDA`` (the op table's, ``tests/optable_ops.py``) is the measured gap: an op
+with no CUDA implementation fails ``test_every_op_runs_on_cuda_or_is_listed`` unless it is
+listed there with its reason (and a listed op that gained one fails it too, so the list
+stays true).  Ops that run
 on CUDA by copying to the host (``eager.cuda.ops.HOST_FALLBACK``) are counted apart.
 Tiny shapes: the simulator runs ~170 us a thread."""
 
@@ -16,30 +17,9 @@ import eager.cuda.ops as cuda_ops
 from eager.dispatch import IMPLS
 from eager.ops import OPS
 from tests.opinfo import library_ops
+from tests.optable_ops import NOT_ON_CUDA
 
 F = eager.nn.functional
-
-#: op name -> why it has no CUDA implementation
-NOT_ON_CUDA = {
-    # collectives: eager.distributed's process groups exchange host arrays
-    "all_gather": "collective (host process groups)",
-    "all_reduce": "collective (host process groups)",
-    "barrier": "collective (host process groups)",
-    "broadcast": "collective (host process groups)",
-    "reduce_scatter": "collective (host process groups)",
-    # random: must draw from the CUDA generator (a host copy would use the CPU's)
-    "multinomial": "random: needs a counter-based kernel",
-    "normal": "random: needs a counter-based kernel (normal with tensor mean/std)",
-    # a view of the same bytes as another dtype: needs a reinterpreting CudaArray view
-    "view_dtype": "a view reinterpreting bytes (Tensor.view(dtype))",
-    # eager's CPU fast paths: one op for float32/float64 NumPy arrays; a CUDA tensor takes
-    # the composite of ops (each with its CUDA kernel), which is what the compiler fuses
-    "conv_product": "CPU fast path of a convolution's product step (CUDA: the composite)",
-    "layer_norm": "CPU fast path of F.layer_norm (CUDA: the composite)",
-    "scaled_dot_product_attention": "CPU fast path of F.scaled_dot_product_attention "
-                                    "(CUDA: the composite)",
-    "rnn_scan_grad": "CPU fast path of a traced rnn_scan backward (CUDA: the walk's ops)",
-}
 
 
 def test_every_op_runs_on_cuda_or_is_listed():
