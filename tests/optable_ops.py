@@ -27,11 +27,6 @@ NOT_ON_CUDA = {
     "barrier": "collective (host process groups)",
     "broadcast": "collective (host process groups)",
     "reduce_scatter": "collective (host process groups)",
-    # random: must draw from the CUDA generator (a host copy would use the CPU's)
-    "multinomial": "random: needs a counter-based kernel",
-    "normal": "random: needs a counter-based kernel (normal with tensor mean/std)",
-    # a view of the same bytes as another dtype: needs a reinterpreting CudaArray view
-    "view_dtype": "a view reinterpreting bytes (Tensor.view(dtype))",
     # eager's CPU fast paths: one op for float32/float64 NumPy arrays; a CUDA tensor takes
     # the composite of ops (each with its CUDA kernel), which is what the compiler fuses
     "conv_product": "CPU fast path of a convolution's product step (CUDA: the composite)",

@@ -5,11 +5,14 @@ first use: the naming convention docs/ARCHITECTURE-devices.md describes).
 Elementwise ops need no entry of their own: any op with a scalar expression runs as a
 one-op kernel made from it (:mod:`.elementwise`).  The rest are composed, per family, in
 ``kernels_reduce`` (block reductions, softmax, scans), ``kernels_linalg`` (the tiled GEMM,
-NLL), ``kernels_shape`` (strided views and the copies through them), ``kernels_index``
-(gathers and scatters) and ``kernels_random`` (factories, the counter-based generator),
-on the launchers of :mod:`runtime.cuda.launch`.  float16/bfloat16 arguments run as the
-CPU runs them (``_half_wrap``); the ops listed in ``HOST_FALLBACK`` run on the host.  An
-op with no entry raises ``NotImplementedError`` naming op and device.
+NLL), ``kernels_shape`` (strided views, view(dtype), and the copies through them),
+``kernels_index`` (gathers and scatters), ``kernels_sort`` (sort, argsort, topk, kthvalue,
+median: a stable rank kernel; rows longer than ``kernels_sort.MAX_ROW`` are sorted on the
+host) and ``kernels_random`` (factories, the counter-based generator: rand, randn,
+bernoulli, randint, randperm, multinomial, normal), on the launchers of
+:mod:`runtime.cuda.launch`.  float16/bfloat16 arguments run as the CPU runs them
+(``_half_wrap``); the ops listed in ``HOST_FALLBACK`` run on the host.  An op with no
+entry raises ``NotImplementedError`` naming op and device.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from . import kernels_linalg as KL
 from . import kernels_random as RND
 from . import kernels_reduce as KR
 from . import kernels_shape as KS
+from . import kernels_sort as KSo
 from .elementwise import _F32, _HALF, cast, clone, copy_into, elementwise_impl, full, reshape
 
 TABLE: dict = {}
@@ -62,6 +66,7 @@ TABLE.update({
     S.Reshape: lambda a, shape: reshape(a, shape),
     S.ReshapeCopy: lambda a, shape: clone(a).reshape(shape),
     S.View: KS.view,
+    S.ViewDtype: KS.view_dtype,
     S.Expand: lambda a, shape: a.broadcast_to(shape),
     S.Permute: lambda a, dims: a.transpose(dims),
     S.Squeeze: lambda a, dims: a.squeeze(dims),
@@ -116,6 +121,13 @@ TABLE.update({
     Fa.Randn: RND.random("randn"),
     Fa.Bernoulli: RND.random("bernoulli", "p"),
     Fa.Randint: RND.randint,
+    Fa.Multinomial: RND.multinomial,
+    Fa.Normal: RND.normal,
+    # sorting and selection: the stable rank kernel (sort, argsort, msort, topk, kthvalue,
+    # median; rows longer than KSo.MAX_ROW on the host)
+    OPS["argsort"]: KSo.argsort,
+    OPS["topk_indices"]: KSo.topk_indices,
+    OPS["kthvalue_index"]: KSo.kthvalue_index,
     # gathers, scatters, masks and advanced indexing
     I.ScatterAdd: KI.scatter(True),
     I.Scatter: KI.scatter(False),
@@ -179,9 +191,6 @@ HOST_FALLBACK = {
     "nonzero": "output shape depends on the values (boolean indexing, masked_select)",
     "masked_scatter": "data-dependent positions (a prefix count over the mask)",
     "masked_gather": "data-dependent positions (its adjoint)",
-    "argsort": "needs a device sort (sort, argsort, msort)",
-    "topk_indices": "needs a device sort/selection (topk)",
-    "kthvalue_index": "needs a device selection (kthvalue, median)",
     "searchsorted": "binary search kernel not written yet",
     "histc": "histogram kernel (atomics) not written yet",
     "bincount": "output length depends on the values",
@@ -229,7 +238,7 @@ def _host_impl(op):
 
 
 #: ops that run on half storage as it is (conversions, copies and views)
-_HALF_AS_IS = {E.Cast, _CopyInto, S.Reshape, S.View, S.Expand, S.Permute, S.Squeeze,
+_HALF_AS_IS = {E.Cast, _CopyInto, S.Reshape, S.View, S.ViewDtype, S.Expand, S.Permute, S.Squeeze,
                S.Unsqueeze, BasicIndex, OPS["diagonal"], S.Clone, S.Contiguous, S.ReshapeCopy,
                I.SetItem, I.BasicScatter, I.Index, I.IndexPutAdd, S.Cat, S.Stack, S.Flip,
                S.Roll, S.Repeat, OPS["diagonal_scatter"]}

@@ -103,6 +103,12 @@ class BernoulliTensor(RandomOp):
         return (_rng(generator).random(probs.shape) < probs).astype(probs.dtype)
 
 
+#: multinomial's and normal's errors (raised by the CUDA kernels' callers too)
+MULTINOMIAL_BAD_VALUE = "probability tensor contains either `inf`, `nan` or element < 0"
+MULTINOMIAL_BAD_SUM = "invalid multinomial distribution (sum of probabilities <= 0)"
+NORMAL_BAD_STD = "normal expects all elements of std >= 0.0"
+
+
 class Multinomial(RandomOp):
     """Category indices drawn from the rows of ``probs`` (1-D or 2-D, unnormalized), with or
     without replacement (without: exponential race, i.e. top-k of ``log p - log E``, which
@@ -112,10 +118,10 @@ class Multinomial(RandomOp):
         rng = _rng(generator)
         p = probs.astype(np.float64).reshape(-1, probs.shape[-1]) if probs.ndim else probs
         if not np.isfinite(p).all() or (p < 0).any():
-            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+            raise RuntimeError(MULTINOMIAL_BAD_VALUE)
         total = p.sum(axis=-1, keepdims=True)
         if (total <= 0).any():
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+            raise RuntimeError(MULTINOMIAL_BAD_SUM)
         if replacement:
             cdf = np.cumsum(p / total, axis=-1)
             cdf[:, -1] = 1.0
@@ -138,7 +144,7 @@ class Normal(RandomOp):
 
     def forward(mean, std, generator=None):
         if isinstance(std, np.ndarray) and not (std >= 0).all():
-            raise RuntimeError("normal expects all elements of std >= 0.0")
+            raise RuntimeError(NORMAL_BAD_STD)
         shape = np.broadcast_shapes(np.shape(mean), np.shape(std))
         dtype = np.result_type(mean, std)
         z = _rng(generator).standard_normal(shape).astype(dtype, copy=False)

@@ -116,19 +116,26 @@ class ViewDtype(Op):
     differentiable = False
 
     def forward(a, dtype):
-        dtype = np.dtype(dtype)
-        if dtype.itemsize != a.itemsize:
-            if a.ndim == 0:
-                raise RuntimeError("self.dim() cannot be 0 to view "
-                                   f"{a.dtype} as {dtype} (different element sizes)")
-            if a.strides[-1] != a.itemsize and a.shape[-1] != 1:
-                raise RuntimeError("self.stride(-1) must be 1 to view "
-                                   f"{a.dtype} as {dtype} (different element sizes)")
-            if dtype.itemsize > a.itemsize and a.shape[-1] % (dtype.itemsize // a.itemsize):
-                raise RuntimeError(f"self.size(-1) must be divisible by "
-                                   f"{dtype.itemsize // a.itemsize} to view {a.dtype} as "
-                                   f"{dtype} (different element sizes), but got {a.shape[-1]}")
+        dtype = check_view_dtype(a, dtype)
         return a.view(dtype)
+
+
+def check_view_dtype(a, dtype) -> np.dtype:
+    """PyTorch's errors of ``view(dtype)`` for the array ``a`` (NumPy's or a device's:
+    ``dtype``, ``ndim``, ``shape``, ``strides``, ``itemsize``); the dtype."""
+    dtype = np.dtype(dtype)
+    if dtype.itemsize != a.itemsize:
+        if a.ndim == 0:
+            raise RuntimeError("self.dim() cannot be 0 to view "
+                               f"{a.dtype} as {dtype} (different element sizes)")
+        if a.strides[-1] != a.itemsize and a.shape[-1] != 1:
+            raise RuntimeError("self.stride(-1) must be 1 to view "
+                               f"{a.dtype} as {dtype} (different element sizes)")
+        if dtype.itemsize > a.itemsize and a.shape[-1] % (dtype.itemsize // a.itemsize):
+            raise RuntimeError(f"self.size(-1) must be divisible by "
+                               f"{dtype.itemsize // a.itemsize} to view {a.dtype} as "
+                               f"{dtype} (different element sizes), but got {a.shape[-1]}")
+    return dtype
 
 
 class Permute(Op):

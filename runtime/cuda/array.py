@@ -591,6 +591,29 @@ class CudaArray:
                              f"shape {self.shape} strides {self.estrides} -> {shape}")
         return self._view(shape, st)
 
+    def view(self, dtype) -> CudaArray:
+        """The same bytes read as ``dtype`` (NumPy's ``ndarray.view(dtype)``): a view of
+        the same block; when the item sizes differ the last dimension (contiguous, or of
+        size 1) is scaled by their ratio, and the offset and the other strides must be
+        whole elements of ``dtype`` (ValueError otherwise: NumPy's byte strides have no
+        such bound, element strides do)."""
+        dtype = np.dtype(dtype)
+        old, new = self.itemsize, dtype.itemsize
+        shape, st, off = list(self.shape), list(self.estrides), self.offset
+        if old != new:
+            if not shape or (shape[-1] != 1 and st[-1] != 1) or shape[-1] * old % new:
+                raise ValueError(f"cannot view {self.dtype} as {dtype}: the last dimension "
+                                 "must be contiguous and hold whole elements")
+            if off * old % new or any(n > 1 and s * old % new
+                                      for n, s in zip(shape[:-1], st[:-1])):
+                raise ValueError(f"cannot view {self.dtype} as {dtype}: the offset and "
+                                 "strides are no whole elements of it")
+            st = [s * old // new for s in st[:-1]] + [1]
+            shape[-1] = shape[-1] * old // new
+            off = off * old // new
+        base = self.base.view(storage_dtype(dtype))
+        return CudaArray(base, self.block, shape, st, off, dtype)
+
     def transpose(self, dims) -> CudaArray:
         return self._view(tuple(self.shape[d] for d in dims),
                           tuple(self.estrides[d] for d in dims))

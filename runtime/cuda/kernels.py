@@ -1,7 +1,8 @@
 """Hand-written CUDA kernels, as source text loaded like generated ones (so each is
 compiled, cached and checked for real GPUs the same way): a tiled shared-memory GEMM
-with an optional bias epilogue, counter-based random numbers (and randperm by ranking
-random keys), and the NLL loss.
+with an optional bias epilogue, counter-based random numbers (randperm by ranking random
+keys, multinomial by bisecting running sums or an exponential race), the NLL loss, and
+the stable rank kernel behind sorting and selection (argsort, topk, kthvalue).
 """
 
 from __future__ import annotations
@@ -108,6 +109,70 @@ def bernoulli_tensor{suffix}(y, p, n, seed, offset, bad):
 '''
 
 
+def _multinomial(suffix: str, uniform: str, open_uniform: str, ftype: str) -> str:
+    """The kernels of ``multinomial`` in one precision (``p``'s: float32 or float64):
+    ``multinomial_sums{suffix}`` (one thread per row: the running sums of the weights into
+    ``cdf`` and the row's total; ``bad[0] = 1`` for an inf, NaN or negative weight,
+    ``bad[1] = 1`` for a row summing to 0 or less: the caller raises the CPU's errors),
+    ``multinomial_draw{suffix}`` (with replacement: one thread per draw, the first
+    category whose running sum exceeds a uniform times the total, found by bisection;
+    never one without mass) and ``multinomial_keys{suffix}`` (without replacement: the
+    exponential race's keys ``log p - log E``, ``E = -log U`` for ``U`` uniform in
+    (0, 1), -inf where ``p`` is 0; the caller takes the largest)."""
+    return f'''
+@kernel_jit
+def multinomial_sums{suffix}(p, cdf, total, rows, m, bad):
+    r = cuda.grid(1)
+    while r < rows:
+        s = {ftype}(0)
+        for j in range(m):
+            q = p[r * m + j]
+            if not (q >= {ftype}(0) and q < {ftype}(math.inf)):
+                bad[0] = 1
+            s += q
+            cdf[r * m + j] = s
+        total[r] = s
+        if not (s > {ftype}(0)):
+            bad[1] = 1
+        r += cuda.gridsize(1)
+
+
+@kernel_jit
+def multinomial_draw{suffix}(cdf, total, y, rows, m, k, seed, offset):
+    i = cuda.grid(1)
+    while i < rows * k:
+        base = (i // k) * m
+        u = {uniform}(seed, offset + i, 0) * total[i // k]
+        lo = 0
+        hi = m - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if cdf[base + mid] > u:
+                hi = mid
+            else:
+                lo = mid + 1
+        # u rounded up to the total: the last category with mass
+        while lo > 0 and cdf[base + lo] == cdf[base + lo - 1]:
+            lo -= 1
+        y[i] = lo
+        i += cuda.gridsize(1)
+
+
+@kernel_jit
+def multinomial_keys{suffix}(p, keys, n, seed, offset):
+    i = cuda.grid(1)
+    while i < n:
+        q = p[i]
+        if q > {ftype}(0):
+            e = -math.log({open_uniform}(seed, offset + i, 0))
+            keys[i] = math.log(q) - math.log(e)
+        else:
+            keys[i] = -{ftype}(math.inf)
+        i += cuda.gridsize(1)
+
+'''
+
+
 RANDOM_SOURCE = HEADER + '''
 M32 = np.uint64(0xFFFFFFFF)
 
@@ -149,8 +214,25 @@ def uniform32(seed, counter, stream):
         np.float32(5.9604644775390625e-08)
 
 
+@register_jitable
+def open_uniform32(seed, counter, stream):
+    """A float32 in (0, 1): 23 random bits and a half, exact (never 0 nor 1)."""
+    return (np.float32(bits(seed, counter, stream) >> np.uint64(9)) + np.float32(0.5)) * \
+        np.float32(1.1920928955078125e-07)
+
+
+@register_jitable
+def open_uniform(seed, counter, stream):
+    """A float64 in (0, 1): 52 random bits and a half, exact (never 0 nor 1)."""
+    hi = bits(seed, counter, stream) >> np.uint64(6)
+    lo = bits(seed, counter, stream + 1) >> np.uint64(6)
+    return (np.float64(hi) * 67108864.0 + np.float64(lo) + 0.5) / 4503599627370496.0
+
+
 ''' + _draws("32", "uniform32", "np.float32", "6.2831855") + \
-    _draws("", "uniform", "np.float64", "6.283185307179586") + '''
+    _draws("", "uniform", "np.float64", "6.283185307179586") + \
+    _multinomial("32", "uniform32", "open_uniform32", "np.float32") + \
+    _multinomial("", "uniform", "open_uniform", "np.float64") + '''
 @kernel_jit
 def bernoulli(y, n, seed, offset, p):
     # a float64 output: 1 where a 53-bit uniform falls below p
@@ -371,6 +453,45 @@ def kernel(x, y, rows, m):
             y[row] = si[0]
         cuda.syncthreads()
         row += cuda.gridDim.x
+'''
+
+
+def rank_source(descending: bool) -> str:
+    """``kernel(x, y, outer, m, inner, lo, hi)``: for the contiguous ``x`` seen as (outer,
+    m, inner), each element's rank along m in a stable sort (elements ordered by value,
+    ties by index; NaN after every number, or before when ``descending``, as eager's CPU
+    sort) by counting the elements that sort before it (O(m) per element); an element
+    ranked in [lo, hi) writes its index along m at that rank into the contiguous (outer,
+    hi - lo, inner) int64 ``y``.  argsort is [0, m), topk [0, k), kthvalue [k-1, k)."""
+    if descending:
+        before = "(wn and j < i) if vn else (wn or w > v or (w == v and j < i))"
+    else:
+        before = "(j < i or not wn) if vn else (not wn and (w < v or (w == v and j < i)))"
+    return HEADER + f'''
+
+@kernel_jit
+def kernel(x, y, outer, m, inner, lo, hi):
+    n = outer * m * inner
+    k = hi - lo
+    t = cuda.grid(1)
+    while t < n:
+        c = t % inner
+        i = (t // inner) % m
+        o = t // (inner * m)
+        base = o * m * inner + c
+        v = x[t]
+        vn = v != v
+        rank = 0
+        for j in range(m):
+            w = x[base + j * inner]
+            wn = w != w
+            if {before}:
+                rank += 1
+                if rank >= hi:
+                    break
+        if rank >= lo and rank < hi:
+            y[(o * k + rank - lo) * inner + c] = i
+        t += cuda.gridsize(1)
 '''
 
 

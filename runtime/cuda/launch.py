@@ -354,6 +354,71 @@ def randperm(out: CudaArray, seed: int, offset: int) -> CudaArray:
     return out
 
 
+
+def _f32(x: CudaArray) -> str:
+    """The suffix of the float32 kernel of a random module ("32"), else ""."""
+    return "32" if x.dtype == np.float32 else ""
+
+
+def multinomial_sums(p: CudaArray, rows: int, m: int) -> tuple:
+    """The running sums (``cdf``, ``p``'s dtype: float32 or float64) and totals of the
+    ``rows`` rows of ``m`` weights of the contiguous ``p``, one thread per row, and two
+    device flags read back: (cdf, total, some weight inf/NaN/negative, some total <= 0)."""
+    cdf = CudaArray.empty((rows, m), p.dtype)
+    total = CudaArray.empty((rows,), p.dtype)
+    bad = fill(CudaArray.empty((2,), np.int32), 0)
+    if rows:
+        blocks, threads = DEV.grid(rows)
+        DEV.launch(_random_module(), "multinomial_sums" + _f32(p), blocks, threads,
+                   [p.base[p.offset:p.offset + max(p.size, 1)], cdf.base, total.base, rows, m,
+                    bad.base])
+    flags = bad.to_host()
+    return cdf, total, bool(flags[0]), bool(flags[1])
+
+
+def multinomial_draw(cdf: CudaArray, total: CudaArray, out: CudaArray, k: int, seed: int,
+                     offset: int) -> CudaArray:
+    """``k`` categories per row drawn with replacement into the contiguous (rows, k) int64
+    ``out`` from :func:`multinomial_sums`' ``cdf`` and ``total`` (counters ``offset..``)."""
+    rows, m = cdf.shape
+    if rows * k:
+        blocks, threads = DEV.grid(rows * k)
+        DEV.launch(_random_module(), "multinomial_draw" + _f32(cdf), blocks, threads,
+                   [cdf.base, total.base, out.base, rows, m, k, seed, offset])
+    return out
+
+
+def multinomial_keys(p: CudaArray, seed: int, offset: int) -> CudaArray:
+    """The exponential race's keys (``log p - log E``, -inf where ``p`` is 0) of the
+    contiguous ``p``: a new array of its shape and dtype; the largest win."""
+    keys = CudaArray.empty(p.shape, p.dtype)
+    n = p.size
+    if n:
+        blocks, threads = DEV.grid(n)
+        DEV.launch(_random_module(), "multinomial_keys" + _f32(p), blocks, threads,
+                   [p.base[p.offset:p.offset + n], keys.base, n, seed, offset])
+    return keys
+
+
+# -- sorting and selection: the stable rank kernel -----------------------------------------
+
+def rank_select(x: CudaArray, outer: int, m: int, inner: int, lo: int, hi: int,
+                descending: bool) -> CudaArray:
+    """The indices along m of the elements of the contiguous ``x`` (seen as (outer, m,
+    inner)) ranked ``lo..hi-1`` in a stable sort along m (NaN last, or first when
+    ``descending``): a new (outer, hi - lo, inner) int64 array (:func:`.kernels.rank_source`;
+    O(m) per element).  bool is ranked as its bytes."""
+    out = CudaArray.empty((outer, hi - lo, inner), I64)
+    n = x.size
+    if n and hi > lo:
+        base = x.base[x.offset:x.offset + n]
+        if x.dtype == np.bool_:
+            base = base.view(np.uint8)
+        mod = module(("rank", bool(descending)), lambda: K.rank_source(bool(descending)))
+        blocks, threads = DEV.grid(n)
+        DEV.launch(mod, "kernel", blocks, threads, [base, out.base, outer, m, inner, lo, hi])
+    return out
+
 # -- gathers and scatters -----------------------------------------------------------------
 
 def gather(a: CudaArray, index: CudaArray, dim: int, out: CudaArray) -> CudaArray:
