@@ -288,10 +288,12 @@ def _traces_text(ix: list) -> str:
 
 
 def _trace_info(key, variant, path, reason, argnames) -> dict:
-    args_key, kw_key, grad_mode, alias, autocast = key
+    args_key, kw_key, grad_mode, alias, autocast, default_device = key
     guards = [f"grad mode enabled == {grad_mode}"]
     if autocast is not None:
         guards.append(f"autocast == {autocast}")
+    if default_device is not None:
+        guards.append(f"default device == {default_device}")
     if alias:
         guards.append(f"argument tensors sharing memory: {alias_text(alias)}")
     leaves = []

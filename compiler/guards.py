@@ -3,8 +3,9 @@
 The key is the one dict lookup before any guard: it holds, per flattened argument, a
 tensor's (shape, dtype, requires_grad, storage type: the device, strides, class,
 leafness, hooks) or a hashable Python value, plus the grad mode, which arguments share
-memory and the autocast state.  Everything in it is known from the arguments alone, so
-one lookup finds the traces recorded for calls like this one, and
+memory, the autocast state and the default device (where factories put tensors).
+Everything in it is known from the arguments alone, so one lookup finds the traces
+recorded for calls like this one, and
 :func:`describe_key_change` explains a key that changed.  What is known only after a trace
 (the tensors it lifted, the ``.grad`` it read, the Python state it depended on) is
 checked per trace, by guard objects that :class:`Preconditions` holds: tensor guards
@@ -63,7 +64,8 @@ def flatten(args: tuple, kwargs: dict, dynamic=(), instance: bool = False):
         if instance:
             parts[0] = SELF
         return tensors, (("tuple", tuple(parts)), (), STATE.grad_enabled,
-                         memory_pattern(tensors) if len(tensors) > 1 else (), autocast_key())
+                         memory_pattern(tensors) if len(tensors) > 1 else (), autocast_key(),
+                         STATE.default_device)
     k = _key_of(args, tensors)
     if dynamic:
         k = ("tuple", tuple((type(args[i]).__name__, DYNAMIC) if i in dynamic and
@@ -72,7 +74,8 @@ def flatten(args: tuple, kwargs: dict, dynamic=(), instance: bool = False):
         k = ("tuple", (SELF,) + k[1][1:])
     kw = tuple((n, _key_of(v, tensors)) for n, v in sorted(kwargs.items())) if kwargs else ()
     return tensors, (k, kw, STATE.grad_enabled,
-                     memory_pattern(tensors) if len(tensors) > 1 else (), autocast_key())
+                     memory_pattern(tensors) if len(tensors) > 1 else (), autocast_key(),
+                     STATE.default_device)
 
 
 def hooks_key(hooks, post_accumulate_hooks) -> tuple:
@@ -140,12 +143,14 @@ def _key_of(obj, tensors):
 
 def describe_key_change(old_key, new_key, names) -> str:
     """The first guard that differs between two keys, e.g. ``arg 0 (x): shape (3,) != (4,)``."""
-    (old_args, old_kw, old_grad, old_alias, old_ac), \
-        (new_args, new_kw, new_grad, new_alias, new_ac) = old_key, new_key
+    (old_args, old_kw, old_grad, old_alias, old_ac, old_dev), \
+        (new_args, new_kw, new_grad, new_alias, new_ac, new_dev) = old_key, new_key
     if old_grad != new_grad:
         return f"grad mode: {old_grad} != {new_grad}"
     if old_ac != new_ac:
         return f"autocast: {old_ac} != {new_ac}"
+    if old_dev != new_dev:
+        return f"default device: {old_dev or 'cpu'} != {new_dev or 'cpu'}"
     if old_alias != new_alias:
         return f"tensors sharing memory: {alias_text(old_alias)} != {alias_text(new_alias)}"
     old_leaves, new_leaves = [], []

@@ -19,6 +19,7 @@ from .dtypes import bfloat16, float16, float32, float64, int8, int16, int32, int
 from .dtypes import float16 as half, float32 as float, float64 as double
 from .dtypes import int32 as int, int64 as long
 from .tensor import Size, Tensor, device
+from .devices import get_default_device, set_default_device
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .fn.elementwise import *

@@ -1,5 +1,6 @@
-"""Per-thread eager state: grad mode, autocast, and the compiler's "active tracer" and
-regions slots; plus anomaly mode, which is process-wide (as in PyTorch).
+"""Per-thread eager state: grad mode, autocast, the default device, and the compiler's
+"active tracer" and regions slots; plus anomaly mode, which is process-wide (as in
+PyTorch).
 
 The dispatch point reads these attributes on every op, so they live on one object,
 ``STATE``, and a read is a single attribute lookup.  ``STATE`` is a ``threading.local``:
@@ -37,6 +38,9 @@ class _State(threading.local):
     # eager.amp.autocast's policy while autocast is on: dispatch calls it as
     # ``args = autocast(op, args)`` before running any op (None: autocast off)
     autocast = None
+    # the eager.device factories use when given no ``device`` (``set_default_device``,
+    # ``with eager.device(...)``); None: the CPU
+    default_device = None
 
 
 STATE = _State()

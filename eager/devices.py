@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from runtime import device as runtime_device
 
+from ._state import STATE
 from .dispatch import dispatch
 from .ops.device import ToDevice
 from .tensor import Tensor
@@ -45,10 +46,13 @@ def check_cuda_ordinal(device) -> None:
 
 
 def device_type(device) -> str:
-    """The device type asked for (``"cpu"`` when None); PyTorch's error for a bad name,
-    and a clear one when the device cannot be used here."""
+    """The device type asked for (None: the default device, ``"cpu"`` unless
+    :func:`set_default_device` or ``with eager.device(...)`` set another); PyTorch's error
+    for a bad name, and a clear one when the device cannot be used here."""
     if device is None:
-        return "cpu"
+        device = STATE.default_device
+        if device is None:
+            return "cpu"
     dev = _device(device)
     kind = dev.type
     if kind != "cpu" and not runtime_device.available(kind):
@@ -59,6 +63,24 @@ def device_type(device) -> str:
     if kind == "cuda" and dev.index:
         check_cuda_ordinal(dev)
     return kind
+
+
+def set_default_device(device) -> None:
+    """``torch.set_default_device``: the device factories (``zeros``, ``tensor``,
+    ``randn``, ...) use when called without ``device=``, in this thread; None or ``"cpu"``
+    restores the CPU.  A compiled function traces again under another default device."""
+    dev = None if device is None else _device(device)
+    STATE.default_device = None if dev is None or dev.type == "cpu" else dev
+
+
+def get_default_device() -> _device:
+    """``torch.get_default_device``: ``device(type='cpu')``, or the device set by
+    :func:`set_default_device` / ``with eager.device(...)`` (index 0 when none was
+    named, as PyTorch reports it)."""
+    dev = STATE.default_device
+    if dev is None:
+        return _device("cpu")
+    return _device(dev.type, 0 if dev.index is None else dev.index)
 
 
 def factory_params(device) -> dict:

@@ -415,9 +415,12 @@ class Size(tuple):
 
 class device:
     """A device name: ``device("cpu")``, ``device("cuda")``, ``device("cuda", 0)``,
-    ``device("cuda:0")``."""
+    ``device("cuda:0")``.  As a context manager (``with eager.device("cuda"):``) it is the
+    default device of the factories called inside, as :func:`eager.set_default_device`
+    sets it, restored on exit (per thread, as PyTorch's; a device this machine cannot use
+    raises at the first factory call, as in PyTorch)."""
 
-    __slots__ = ("type", "index")
+    __slots__ = ("type", "index", "_outer")
 
     def __init__(self, spec="cpu", index=None):
         if isinstance(spec, device):
@@ -428,6 +431,15 @@ class device:
                                f"type at start of device string: {spec}")
         self.type = kind
         self.index = int(idx) if idx else index
+        self._outer = []
+
+    def __enter__(self) -> device:
+        self._outer.append(STATE.default_device)
+        STATE.default_device = None if self.type == "cpu" else self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        STATE.default_device = self._outer.pop()
 
     def __eq__(self, other) -> bool:
         if isinstance(other, str):

@@ -50,7 +50,17 @@ from . import kernels_random as RND
 from . import kernels_reduce as KR
 from . import kernels_shape as KS
 from . import kernels_sort as KSo
-from .elementwise import _F32, _HALF, cast, clone, copy_into, elementwise_impl, full, reshape
+from .elementwise import (
+    _F32,
+    _HALF,
+    cast,
+    clone,
+    copy_into,
+    elementwise_impl,
+    full,
+    reshape,
+    run_elementwise,
+)
 
 TABLE: dict = {}
 IMPLS["cuda"] = TABLE
@@ -143,6 +153,33 @@ TABLE.update({
 })
 
 
+# -- integer division -----------------------------------------------------------------------
+
+def _integer_division(op):
+    """floor_divide and remainder: for integers, the CPU's error for a zero divisor, checked
+    before the kernel runs (a Python divisor here, a tensor's by one reduction read back),
+    then the op's kernel, told the divisor holds no zero."""
+    def impl(a, b):
+        if np.dtype(_dt.result_type(a, b)).kind in "iu":
+            if isinstance(b, CudaArray):
+                _check_nonzero(b)
+            elif not b:
+                raise E.IntegerDivisionByZero("ZeroDivisionError")
+            return run_elementwise(op, [a, b], {}, nonzero=(1,))
+        return run_elementwise(op, [a, b], {})
+    impl.__name__ = f"{op.name}_cuda"
+    return impl
+
+
+def _check_nonzero(b) -> None:
+    if b.size and not KR.reduce_kind("all")(b, tuple(range(b.ndim))).to_host().item():
+        raise E.IntegerDivisionByZero("ZeroDivisionError")
+
+
+TABLE[E.FloorDivide] = _integer_division(E.FloorDivide)
+TABLE[E.Remainder] = _integer_division(E.Remainder)
+
+
 # -- float16 and bfloat16 -----------------------------------------------------------------------
 
 def _half_wrap(op, fn):
@@ -226,6 +263,7 @@ FALLBACK_CALLS: collections.Counter = collections.Counter()
 def _host_impl(op):
     def impl(*args, **params):
         FALLBACK_CALLS[op.name] += 1
+        params.pop("device", None)      # a factory's: its CPU forward takes none
         host = [a.to_host() if isinstance(a, CudaArray) else a for a in args]
         if any(type(a) is np.ndarray and a.dtype.char in _HALF for a in host) and \
                 op.name not in _HALF_NATIVE and not op.view:

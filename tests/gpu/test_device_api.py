@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import compiler
 import eager
 from eager import nn
 from runtime.cuda import SIMULATED
@@ -153,3 +154,40 @@ def test_in_place_ops_write_cuda_storage():
     g[:, 1] = 4.0
     g.mul_(eager.tensor([1.0, 2.0, 3.0], device="cuda"))
     np.testing.assert_array_equal(g.cpu().numpy(), [[1.5, 8.0, 4.5], [1.5, 8.0, 4.5]])
+
+
+def test_default_device_puts_factories_and_modules_on_cuda():
+    with eager.device("cuda"):
+        made = [eager.zeros(2), eager.ones(2, 3), eager.full((2,), 1.5), eager.empty(3),
+                eager.tensor([1.0, 2.0]), eager.as_tensor([1, 2]), eager.arange(4),
+                eager.linspace(0, 1, 3), eager.eye(2), eager.rand(2), eager.randn(2),
+                eager.randint(0, 5, (3,)), eager.randperm(4), eager.tril_indices(3, 3),
+                eager.nn.Linear(2, 3).weight]
+        assert all(t.device == eager.device("cuda", 0) for t in made), \
+            [t.device for t in made]
+        assert eager.zeros(2, device="cpu").device.type == "cpu"   # an explicit device wins
+    assert eager.zeros(2).device.type == "cpu"
+    eager.set_default_device("cuda:0")
+    try:
+        assert eager.get_default_device() == eager.device("cuda", 0)
+        assert eager.ones(1).is_cuda
+    finally:
+        eager.set_default_device("cpu")
+    assert not eager.ones(1).is_cuda
+    with eager.device("cuda:1"), pytest.raises(RuntimeError, match="invalid device ordinal"):
+        eager.zeros(1)
+
+
+def test_compiled_function_retraces_under_another_default_device():
+    @compiler.compile(backend="python")
+    def f(x):
+        return x * eager.arange(3)
+
+    x = eager.ones(3)
+    assert f(x).device.type == "cpu"
+    with eager.device("cuda"):
+        out = f(x.cuda())
+        assert out.is_cuda
+        assert out.cpu().tolist() == [0.0, 1.0, 2.0]
+    assert f(x).device.type == "cpu"
+    assert f.stats()["traces"] == 2
