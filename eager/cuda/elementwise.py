@@ -35,12 +35,14 @@ _U16 = np.dtype(np.uint16)
 # -- elementwise: one-op kernels from the op's scalar expression -------------------------
 
 class _Val:
-    """A kernel operand seen by the scalar-expression driver (id, shape, dtype, weak)."""
+    """A kernel operand seen by the scalar-expression driver (id, shape, dtype, weak;
+    ``nonzero``: checked to hold no zero)."""
 
-    __slots__ = ("dtype", "id", "shape", "weak")
+    __slots__ = ("dtype", "id", "nonzero", "shape", "weak")
 
-    def __init__(self, id, shape, dtype, weak=False):
+    def __init__(self, id, shape, dtype, weak=False, nonzero=False):
         self.id, self.shape, self.dtype, self.weak = id, tuple(shape), np.dtype(dtype), weak
+        self.nonzero = nonzero
 
     @property
     def ndim(self) -> int:
@@ -67,25 +69,28 @@ def broadcast_shape(shapes) -> tuple:
 _CORES: dict = {}
 
 
-def run_elementwise(op, args, params, out=None):
+def run_elementwise(op, args, params, out=None, nonzero=()):
     """Run elementwise ``op`` on CUDA arrays and Python scalars; ``out`` (optional) is a
-    view to write into (an in-place write), else a fresh contiguous array is returned."""
+    view to write into (an in-place write), else a fresh contiguous array is returned;
+    ``nonzero``: positions of arguments the caller checked hold no zero."""
     literal = op is E.Pow   # x ** 2 is a square, as NumPy: exponents stay literals
     inputs, operands = [], []
-    for a in args:
+    for i, a in enumerate(args):
         if isinstance(a, CudaArray):
-            inputs.append(_Val(len(operands), a.shape, a.dtype))
+            inputs.append(_Val(len(operands), a.shape, a.dtype, nonzero=i in nonzero))
             operands.append(a)
         elif literal or isinstance(a, bool) or a is None:
             inputs.append(a)
         else:
-            inputs.append(_Val(len(operands), (), _scalar_dtype(a), weak=True))
+            inputs.append(_Val(len(operands), (), _scalar_dtype(a), weak=True,
+                               nonzero=i in nonzero))
             operands.append(a)
     shape = out.shape if out is not None else \
         broadcast_shape([a.shape for a in operands if isinstance(a, CudaArray)])
     out_dtype = np.dtype(op.out_dtype(*inputs, **params) if out is None else out.dtype)
     key = (op, repr(sorted(params.items())), tuple(
-        ("lit", repr(v)) if not isinstance(v, _Val) else (v.dtype.char, v.weak) for v in inputs),
+        ("lit", repr(v)) if not isinstance(v, _Val) else (v.dtype.char, v.weak, v.nonzero)
+        for v in inputs),
         out_dtype.char)
     core = _CORES.get(key)
     if core is None:

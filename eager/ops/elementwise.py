@@ -223,8 +223,8 @@ class FloorDivide(Binary):
     def scalar(S, args, p, out):
         rt, a, b = S.binary(args)
         # integers: the forward checks for a zero divisor (a fused kernel would give 0),
-        # so only a nonzero literal divisor fuses
-        S.need(rt != BOOL and (rt.kind == "f" or (args[1].is_lit and args[1].value != 0)))
+        # so only a divisor known nonzero (a literal, or checked by the caller) fuses
+        S.need(rt != BOOL and (rt.kind == "f" or args[1].nonzero))
         return f"{a} // {b}", rt
 
 
@@ -246,8 +246,8 @@ class Remainder(Binary):
     def scalar(S, args, p, out):
         rt, a, b = S.binary(args)
         # integers: the forward checks for a zero divisor (a fused kernel would give 0),
-        # so only a nonzero literal divisor fuses
-        S.need(rt != BOOL and (rt.kind == "f" or (args[1].is_lit and args[1].value != 0)))
+        # so only a divisor known nonzero (a literal, or checked by the caller) fuses
+        S.need(rt != BOOL and (rt.kind == "f" or args[1].nonzero))
         return f"{a} % {b}", rt
 
 

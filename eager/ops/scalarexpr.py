@@ -45,16 +45,19 @@ class Unsupported(Exception):
 class Arg:
     """An argument of a node inside the core: a variable (``name``) of ``dtype`` and rank
     ``ndim`` (the rank matters for promotion: 0-d tensors are weaker; ``weak``: a Python
-    scalar passed as a graph input, promoted like a literal), or a literal ``value``."""
+    scalar passed as a graph input, promoted like a literal), or a literal ``value``;
+    ``nonzero``: known to hold no zero (a nonzero literal, or a value the caller checked:
+    an integer division by it needs no zero-divisor check)."""
 
-    __slots__ = ("dtype", "name", "ndim", "value", "weak")
+    __slots__ = ("dtype", "name", "ndim", "nonzero", "value", "weak")
 
-    def __init__(self, name=None, dtype=None, ndim=0, value=None, weak=False):
+    def __init__(self, name=None, dtype=None, ndim=0, value=None, weak=False, nonzero=False):
         self.name = name
         self.dtype = dtype
         self.ndim = ndim
         self.value = value
         self.weak = weak
+        self.nonzero = nonzero or (name is None and value is not None and value != 0)
 
     @property
     def is_lit(self) -> bool:
@@ -149,7 +152,8 @@ def node_args(node, names: dict) -> list:
     args = []
     for a in node.inputs:
         if hasattr(a, "id"):
-            args.append(Arg(names[a.id], a.dtype, len(a.shape), weak=getattr(a, "weak", False)))
+            args.append(Arg(names[a.id], a.dtype, len(a.shape), weak=getattr(a, "weak", False),
+                            nonzero=getattr(a, "nonzero", False)))
         elif isinstance(a, (bool, int, float)):
             args.append(Arg(value=a))
         else:
