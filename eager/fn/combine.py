@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .. import dtypes as _dt
 from ..amp.autocast_mode import cast_inputs as _autocast
+from ..devices import factory_params
 from ..dispatch import dispatch
 from ..dtypes import is_float as _isf
 from ..dtypes import scalar_name
@@ -84,10 +85,11 @@ def combinations(input, r: int = 2, with_replacement: bool = False):
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    on = _f.device_params(input)
     if r == 0:
-        return dispatch(_f.Full, shape=(0,), value=0, dtype=input._data.dtype)
+        return dispatch(_f.Full, shape=(0,), value=0, dtype=input._data.dtype, **on)
     idx = dispatch(_f.CombinationIndices, n=input._data.shape[0], r=int(r),
-                   with_replacement=bool(with_replacement))
+                   with_replacement=bool(with_replacement), **on)
     return dispatch(_ix.Index, input, unsqueeze(idx, 0), dims=(0,))
 
 
@@ -156,26 +158,26 @@ def cdist(x1, x2, p: float = 2.0, compute_mode=None):
     return dispatch(_red.Norm, d, p=float(p), dim=(d.ndim - 1,), keepdim=False)
 
 
-def _tri_indices(row, col, offset, upper, dtype):
+def _tri_indices(row, col, offset, upper, dtype, device):
     for name, v in (("row", row), ("col", col)):
         if v < 0:
             raise RuntimeError(f"{name} must be non-negative, got{v}")
     npd = _dt.to_numpy(_dt.int64 if dtype is None else dtype)
     return dispatch(_f.TriIndices, row=int(row), col=int(col), offset=int(offset),
-                    upper=upper, dtype=npd)
+                    upper=upper, dtype=npd, **factory_params(device))
 
 
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
                  layout=None) -> Tensor:
     """``(2, N)`` coordinates of the lower triangle of a ``row`` x ``col`` matrix (on and
     below diagonal ``offset``), row by row."""
-    return _tri_indices(row, col, offset, False, dtype)
+    return _tri_indices(row, col, offset, False, dtype, device)
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
                  layout=None) -> Tensor:
     """``(2, N)`` coordinates of the upper triangle (on and above diagonal ``offset``)."""
-    return _tri_indices(row, col, offset, True, dtype)
+    return _tri_indices(row, col, offset, True, dtype, device)
 
 
 METHODS = ["kron"]

@@ -404,7 +404,8 @@ class MaskedGather(Op):
 
     def backward(F, gg, saved, node):
         mask = saved[0]
-        zeros = F.full(shape=node.shapes[0], value=0, dtype=node.dtypes[0])
+        zeros = F.full(shape=node.shapes[0], value=0, dtype=node.dtypes[0],
+                       **device_params(gg))
         return F.masked_scatter(zeros, mask, gg), None
 
 

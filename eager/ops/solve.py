@@ -14,6 +14,7 @@ import numpy as np
 
 from .base import OUT, Op
 from .decomp import LinAlgError, _t, check_square, pack, unpack
+from .factory import device_params
 
 
 def _first_zero_pivot(m: np.ndarray) -> int:
@@ -177,7 +178,7 @@ class Cofactor(Op):
         dot = F.sum(F.mul(g, c), dim=(len(c.shape) - 2, len(c.shape) - 1), keepdim=True,
                     dtype=None)
         n = node.shapes[0][-1]
-        eye = F.eye(n=n, m=n, dtype=node.dtypes[0])
+        eye = F.eye(n=n, m=n, dtype=node.dtypes[0], **device_params(g))
         inv_t = _t(F, F.inv(a, check=False))
         return (F.matmul(F.sub(F.mul(dot, eye), F.matmul(c, _t(F, g))), inv_t),)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 from ..._state import STATE
 from ...amp.autocast_mode import cast_inputs as _autocast
 from ...dispatch import dispatch, unwrap_storage
@@ -507,6 +509,8 @@ def _needs_mask(target, C: int, ignore_index: int) -> bool:
     t = unwrap_storage(target._data)
     if t.size == 0:
         return False
+    if type(t) is not np.ndarray:   # device targets: read once (as their bounds check is)
+        t = t.to_host()
     lo, hi = t.min(), t.max()
     if lo >= 0 and hi < C:
         return bool(0 <= ignore_index < C and (t == ignore_index).any())
