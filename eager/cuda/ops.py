@@ -8,11 +8,12 @@ one-op kernel made from it (:mod:`.elementwise`).  The rest are composed, per fa
 NLL), ``kernels_shape`` (strided views, view(dtype), and the copies through them),
 ``kernels_index`` (gathers and scatters), ``kernels_sort`` (sort, argsort, topk, kthvalue,
 median: a stable rank kernel; rows longer than ``kernels_sort.MAX_ROW`` are sorted on the
-host) and ``kernels_random`` (factories, the counter-based generator: rand, randn,
-bernoulli, randint, randperm, multinomial, normal), on the launchers of
-:mod:`runtime.cuda.launch`.  float16/bfloat16 arguments run as the CPU runs them
-(``_half_wrap``); the ops listed in ``HOST_FALLBACK`` run on the host.  An op with no
-entry raises ``NotImplementedError`` naming op and device.
+host), ``kernels_window`` (im2col/col2im, pad and its adjoint, one_hot: gathers by cached
+index maps and their deterministic adjoint sums) and ``kernels_random`` (factories, the
+counter-based generator: rand, randn, bernoulli, randint, randperm, multinomial, normal),
+on the launchers of :mod:`runtime.cuda.launch`.  float16/bfloat16 arguments run as the CPU
+runs them (``_half_wrap``); the ops listed in ``HOST_FALLBACK`` run on the host.  An op
+with no entry raises ``NotImplementedError`` naming op and device.
 """
 
 from __future__ import annotations
@@ -41,8 +42,10 @@ from ..ops import factory as Fa
 from ..ops import index as I
 from ..ops import linalg as L
 from ..ops import loss as Lo
+from ..ops import pad as Pd
 from ..ops import reduce as R
 from ..ops import shape as S
+from ..ops import window as Wi
 from ..ops.index import BasicIndex
 from . import kernels_index as KI
 from . import kernels_linalg as KL
@@ -50,6 +53,7 @@ from . import kernels_random as RND
 from . import kernels_reduce as KR
 from . import kernels_shape as KS
 from . import kernels_sort as KSo
+from . import kernels_window as KW
 from .elementwise import (
     _F32,
     _HALF,
@@ -150,6 +154,12 @@ TABLE.update({
     I.SetItem: KI.set_item,
     I.IndexAdd: KI.index_add,
     I.IndexCopy: KI.index_copy,
+    # sliding windows, padding, one_hot: gathers by a cached index map, and their adjoints
+    Wi.Im2col: KW.im2col,
+    Wi.Col2im: KW.col2im,
+    Pd.Pad: KW.pad,
+    Pd.PadAdjoint: KW.pad_adjoint,
+    Lo.OneHot: KW.one_hot,
 })
 
 
@@ -232,11 +242,6 @@ HOST_FALLBACK = {
     "histc": "histogram kernel (atomics) not written yet",
     "bincount": "output length depends on the values",
     "unique": "output shape depends on the values",
-    "pad": "constant/reflect/replicate/circular index maps not written yet",
-    "pad_adjoint": "pad's adjoint",
-    "im2col": "window gather kernel not written yet (convolutions, pooling, unfold)",
-    "col2im": "window scatter-add kernel not written yet (their gradients, fold)",
-    "one_hot": "one scatter kernel away; host for now",
     "tri_indices": "a factory of index pairs (tril_indices/triu_indices)",
     "combination_indices": "a factory of index tuples (combinations)",
     "cholesky": "dense factorizations run on the host (no cuSOLVER binding)",
@@ -279,7 +284,7 @@ def _host_impl(op):
 _HALF_AS_IS = {E.Cast, _CopyInto, S.Reshape, S.View, S.ViewDtype, S.Expand, S.Permute, S.Squeeze,
                S.Unsqueeze, BasicIndex, OPS["diagonal"], S.Clone, S.Contiguous, S.ReshapeCopy,
                I.SetItem, I.BasicScatter, I.Index, I.IndexPutAdd, S.Cat, S.Stack, S.Flip,
-               S.Roll, S.Repeat, OPS["diagonal_scatter"]}
+               S.Roll, S.Repeat, OPS["diagonal_scatter"], Wi.Im2col, Pd.Pad, Lo.OneHot}
 
 TABLE[E.Cast] = cast
 for _op, _fn in list(TABLE.items()):

@@ -136,6 +136,18 @@ def _check_windows(op: str, size, kernel, dilation, padding, stride) -> tuple:
     return counts
 
 
+def _check_cols(shape, size, kernel, dilation, padding, stride) -> tuple:
+    """``(window counts, channels)`` of col2im's ``(N, C * prod(kernel), prod(L))`` input
+    of ``shape``, or its error."""
+    counts = _check_windows("col2im", size, kernel, dilation, padding, stride)
+    n, ck, length = shape
+    kn = prod(kernel)
+    if ck % kn or length != prod(counts):
+        raise RuntimeError(f"col2im: input of shape {shape} does not hold "
+                           f"{prod(counts)} windows of kernel {kernel} over size {size}")
+    return counts, ck // kn
+
+
 class Im2col(Op):
     """``(N, C, *S) -> (N, C * prod(kernel), prod(L))``: row ``c * prod(kernel) + k`` holds
     kernel offset ``k`` of channel ``c`` for each of the ``L`` windows (PyTorch's
@@ -170,13 +182,9 @@ class Col2im(Op):
     window's place (overlaps sum); the adjoint of :class:`Im2col`."""
 
     def forward(cols, size, kernel, dilation, padding, stride):
-        counts = _check_windows("col2im", size, kernel, dilation, padding, stride)
+        counts, c = _check_cols(cols.shape, size, kernel, dilation, padding, stride)
         n, ck, length = cols.shape
         kn = prod(kernel)
-        if ck % kn or length != prod(counts):
-            raise RuntimeError(f"col2im: input of shape {cols.shape} does not hold "
-                               f"{prod(counts)} windows of kernel {kernel} over size {size}")
-        c = ck // kn
         nd = len(kernel)
         extent = tuple(_extent(*a) for a in zip(counts, kernel, dilation, stride))
         lo = tuple(-p[0] for p in padding)

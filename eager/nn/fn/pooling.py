@@ -175,9 +175,9 @@ def _pick_max(cols, index_cols, n: int, c: int, out_size: tuple, return_indices:
     return out, reshape(ind, (n, c) + out_size)
 
 
-def _spatial_index(size: tuple):
+def _spatial_index(size: tuple, device):
     """``(1, 1, *size)`` int64 tensor numbering the flattened spatial positions."""
-    return reshape(arange(_win.prod(size), dtype=_dt.int64), (1, 1) + size)
+    return reshape(arange(_win.prod(size), dtype=_dt.int64, device=device), (1, 1) + size)
 
 
 def _max_pool(name, nsp, input, kernel_size, stride, padding, dilation, ceil_mode,
@@ -193,8 +193,8 @@ def _max_pool(name, nsp, input, kernel_size, stride, padding, dilation, ceil_mod
     cols = reshape(cols, (n, c, kn, length))
     index_cols = None
     if return_indices:
-        index_cols = reshape(dispatch(_win.Im2col, _spatial_index(tuple(x.shape[2:])), fill=-1,
-                                      **geo), (1, 1, kn, length))
+        where = _spatial_index(tuple(x.shape[2:]), x.device)
+        index_cols = reshape(dispatch(_win.Im2col, where, fill=-1, **geo), (1, 1, kn, length))
     res = _pick_max(cols, index_cols, n, c, out_size, return_indices)
     if return_indices:
         return unbatched(res[0], added), unbatched(res[1], added)
@@ -366,7 +366,7 @@ def _avg_pool(name, nsp, input, kernel_size, stride, padding, ceil_mode, count_i
         if (counts == counts[0]).all():
             divisor = int(counts[0])
         else:
-            divisor = tensor(counts.astype(x._data.dtype))
+            divisor = tensor(counts.astype(x._data.dtype), device=x.device)
     out = reshape(_ew.div(total, divisor), (n, c) + out_size)
     return unbatched(out, added)
 
