@@ -14,6 +14,11 @@ counter-based generator: rand, randn, bernoulli, randint, randperm, multinomial,
 on the launchers of :mod:`runtime.cuda.launch`.  float16/bfloat16 arguments run as the CPU
 runs them (``_half_wrap``); the ops listed in ``HOST_FALLBACK`` run on the host.  An op
 with no entry raises ``NotImplementedError`` naming op and device.
+
+``einsum`` (``kernels_einsum``) is planned on the host and runs as strided views,
+reductions and one batched GEMM per pairwise contraction; the recurrent scan of
+nn.RNN/GRU/LSTM (``kernels_rnn``) keeps its time loop on the host, each step one GEMM and
+one fused gate kernel.
 """
 
 from __future__ import annotations
@@ -43,14 +48,17 @@ from ..ops import index as I
 from ..ops import linalg as L
 from ..ops import loss as Lo
 from ..ops import pad as Pd
+from ..ops import recurrent as Rc
 from ..ops import reduce as R
 from ..ops import shape as S
 from ..ops import window as Wi
 from ..ops.index import BasicIndex
+from . import kernels_einsum as KE
 from . import kernels_index as KI
 from . import kernels_linalg as KL
 from . import kernels_random as RND
 from . import kernels_reduce as KR
+from . import kernels_rnn as KRN
 from . import kernels_shape as KS
 from . import kernels_sort as KSo
 from . import kernels_window as KW
@@ -122,6 +130,8 @@ TABLE.update({
     # matmul and linear: the tiled GEMM; the NLL loss
     L.Matmul: KL.matmul,
     L.Linear: KL.linear,
+    L.Einsum: KE.einsum,
+    Rc.RnnScan: KRN.rnn_scan,
     Lo.NllLoss: KL.nll_loss,
     Lo.NllLossGrad: KL.nll_loss_grad,
     # factories and random numbers
@@ -234,7 +244,6 @@ def _half_wrap(op, fn):
 #: result back: correct, synchronizing and slow, and counted (``FALLBACK_CALLS``) so that
 #: the gap is measured until each gets a kernel.
 HOST_FALLBACK = {
-    "einsum": "contraction planning (NumPy's einsum); next: permute/reshape onto the GEMM",
     "nonzero": "output shape depends on the values (boolean indexing, masked_select)",
     "masked_scatter": "data-dependent positions (a prefix count over the mask)",
     "masked_gather": "data-dependent positions (its adjoint)",
@@ -259,7 +268,6 @@ HOST_FALLBACK = {
     "cofactor": "as cholesky",
     "slogdet": "as cholesky",
     "pinv": "as cholesky",
-    "rnn_scan": "the fused RNN recurrence; composed per step on the host for now",
 }
 
 FALLBACK_CALLS: collections.Counter = collections.Counter()

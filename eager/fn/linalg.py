@@ -350,8 +350,10 @@ def _parse_einsum(equation: str, shapes: list) -> tuple:
 
 def _einsum_chain(ins: list, out: str, operands: list):
     """Three or more operands: pairwise contractions in the order NumPy's greedy path picks."""
-    path = np.einsum_path(",".join(ins) + "->" + out, *[o._data for o in operands],
-                          optimize="greedy")[0][1:]
+    # (the path depends on the shapes alone: shape-only stand-ins, so that operands on
+    # another device are not read)
+    shapes = [np.broadcast_to(np.zeros((), np.int8), tuple(o._data.shape)) for o in operands]
+    path = np.einsum_path(",".join(ins) + "->" + out, *shapes, optimize="greedy")[0][1:]
     ins = list(ins)
     for step in path:
         step = sorted(step, reverse=True)

@@ -257,9 +257,9 @@ class RNNBase(Module):
         B = sizes[0]
         P = self.proj_size if self.proj_size > 0 else self.hidden_size
         if hx is None:
-            h0 = zeros(*self._expected_hidden(B, P), dtype=data.dtype)
-            c0 = zeros(*self._expected_hidden(B, self.hidden_size), dtype=data.dtype) if lstm \
-                else None
+            h0 = zeros(*self._expected_hidden(B, P), dtype=data.dtype, device=data.device)
+            c0 = zeros(*self._expected_hidden(B, self.hidden_size), dtype=data.dtype,
+                       device=data.device) if lstm else None
         elif lstm:
             h0, c0 = hx
             self._check_hidden(h0, self._expected_hidden(B, P), "Expected hidden[0] size {}, "
@@ -337,7 +337,7 @@ def _final_rows(res, sizes: tuple, reverse: bool):
     rows = np.empty(B, dtype=np.int64)
     for off, b, _ in steps:
         rows[:b] = np.arange(off, off + b)
-    return index_select(res, 0, tensor(rows))
+    return index_select(res, 0, tensor(rows, device=res.device))
 
 
 class RNN(RNNBase):

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..dtypes import cpp_name, scalar_name
 from .base import Op
+from .factory import device_params
 
 
 def check_same_dtype(a: np.ndarray, b: np.ndarray) -> None:
@@ -260,7 +261,7 @@ def _einsum_grad(F, g, out: str, lab: str, other, shape: tuple, dtype):
                 continue
             x = next(fresh)
             n = shape[pos]
-            eye = F.eye(n=n, m=n, dtype=dtype)
+            eye = F.eye(n=n, m=n, dtype=dtype, **device_params(r))   # on r's device
             new = cur + x
             r = F.einsum(r, eye, equation=f"{cur},{c}{x}->{new}")
             cur = new

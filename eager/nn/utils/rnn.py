@@ -148,7 +148,7 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False,
     sorted_indices = None
     if not enforce_sorted:
         order = sorted(order, key=lambda j: -lengths[j])      # stable, as torch.sort
-        sorted_indices = tensor(np.asarray(order, dtype=np.int64))
+        sorted_indices = tensor(np.asarray(order, dtype=np.int64), device=input.device)
     elif any(lengths[j] < lengths[j + 1] for j in range(B - 1)):
         raise RuntimeError("`lengths` array must be sorted in decreasing order when "
                            "`enforce_sorted` is True. You can pass `enforce_sorted=False` to "
@@ -168,10 +168,11 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False,
         for j in order[:bs]:
             rows.append(j * T + t if batch_first else t * B + j)
     flat = reshape(input, (T * B,) + tuple(input.shape[2:]))
-    data = index_select(flat, 0, tensor(np.asarray(rows, dtype=np.int64)))
+    data = index_select(flat, 0, tensor(np.asarray(rows, dtype=np.int64), device=input.device))
     unsorted_indices = None
     if sorted_indices is not None:
-        unsorted_indices = tensor(np.asarray(_inverse(order), dtype=np.int64))
+        unsorted_indices = tensor(np.asarray(_inverse(order), dtype=np.int64),
+                                  device=input.device)
     packed = PackedSequence(data, tensor(np.asarray(batch_sizes, dtype=np.int64)),
                             sorted_indices, unsorted_indices)
     return _with_layout(packed, tuple(batch_sizes), None if enforce_sorted else order)
@@ -202,8 +203,10 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
         rows[:lengths[j], b] = [offsets[t] + j for t in range(lengths[j])]
     if batch_first:
         rows = rows.T
-    pad_row = full((1,) + tuple(data.shape[1:]), padding_value, dtype=data.dtype)
-    picked = index_select(cat([data, pad_row], 0), 0, tensor(rows.reshape(-1)))
+    pad_row = full((1,) + tuple(data.shape[1:]), padding_value, dtype=data.dtype,
+                   device=data.device)
+    picked = index_select(cat([data, pad_row], 0), 0, tensor(rows.reshape(-1),
+                                                             device=data.device))
     padded = reshape(picked, rows.shape + tuple(data.shape[1:]))
     out_lengths = tensor(np.asarray([lengths[j] for j in unsorted], dtype=np.int64))
     return padded, out_lengths
