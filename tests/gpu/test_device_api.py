@@ -8,6 +8,8 @@ import pytest
 import compiler
 import eager
 from eager import nn
+from eager.dispatch import dispatch
+from eager.ops import OPS
 from runtime.cuda import SIMULATED
 
 
@@ -86,9 +88,11 @@ def test_manual_seed_reproduces_random_ops_on_cuda():
 
 
 def test_an_op_without_a_cuda_kernel_names_the_op_and_device():
-    # (an op still without one: see NOT_ON_CUDA in test_cuda_ops_coverage.py)
-    with pytest.raises(NotImplementedError, match="view_dtype.*'cuda'"):
-        eager.ones(3, device="cuda").view(eager.int32)
+    # (an op still without one: see NOT_ON_CUDA in tests/optable_ops.py; layer_norm is the
+    # CPU's fast path of F.layer_norm, dispatched here directly)
+    with pytest.raises(NotImplementedError, match="layer_norm.*'cuda'"):
+        dispatch(OPS["layer_norm"], eager.ones(3, device="cuda"), None, None, dim=(0,),
+                 eps=1e-5)
 
 
 def test_caching_allocator_reuses_freed_blocks():
