@@ -126,7 +126,8 @@ class Multinomial(RandomOp):
             cdf = np.cumsum(p / total, axis=-1)
             cdf[:, -1] = 1.0
             u = rng.random((p.shape[0], num_samples))
-            out = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)])
+            out = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)]) \
+                if len(p) else np.empty((0, num_samples), np.int64)
             out = np.minimum(out, p.shape[-1] - 1)
         else:
             e = rng.standard_exponential(p.shape)

@@ -135,7 +135,34 @@ def check_view_dtype(a, dtype) -> np.dtype:
             raise RuntimeError(f"self.size(-1) must be divisible by "
                                f"{dtype.itemsize // a.itemsize} to view {a.dtype} as "
                                f"{dtype} (different element sizes), but got {a.shape[-1]}")
+        if dtype.itemsize > a.itemsize:
+            _check_whole_elements(a, dtype, dtype.itemsize // a.itemsize)
     return dtype
+
+
+def _check_whole_elements(a, dtype, ratio: int) -> None:
+    """PyTorch's errors where the storage offset or a stride (of a dimension longer than
+    1) is no whole element of the larger ``dtype`` (NumPy's byte strides would allow it)."""
+    what = f"to view {a.dtype} as {dtype} (different element sizes), but got"
+    offset = _storage_offset(a)
+    if offset % ratio:
+        raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what} {offset}")
+    for d in range(a.ndim - 1):
+        stride = a.strides[d] // a.itemsize
+        if a.shape[d] > 1 and stride % ratio:
+            raise RuntimeError(f"self.stride({d}) must be divisible by {ratio} {what} {stride}")
+
+
+def _storage_offset(a) -> int:
+    """``a``'s offset in elements from the start of its storage: a device array's
+    ``offset``, or a NumPy view's distance from the array owning the memory."""
+    if type(a) is not np.ndarray:
+        return a.offset
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    return (a.__array_interface__["data"][0] - root.__array_interface__["data"][0]) \
+        // a.itemsize
 
 
 class Permute(Op):

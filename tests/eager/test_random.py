@@ -161,6 +161,13 @@ def test_distributions_of_the_samplers():
     np.testing.assert_allclose(m.numpy().std(0), [1, 0.5], atol=0.03)
 
 
+def test_multinomial_of_no_rows_is_empty():
+    # PyTorch returns (0, k); np.stack of no rows raised ValueError
+    for replacement in (True, False):
+        out = eager.multinomial(eager.ones(0, 3), 2, replacement)
+        assert tuple(out.shape) == (0, 2) and out.dtype == eager.int64
+
+
 def test_multinomial_frequencies_with_and_without_replacement():
     g = eager.Generator().manual_seed(1)
     p = np.array([0.1, 0.2, 0.3, 0.4])

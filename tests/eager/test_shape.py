@@ -287,6 +287,13 @@ ERRORS = [
     (lambda: Z(2, 3).reshape(4), RuntimeError, r"shape '\[4\]' is invalid for input of size 6"),
     (lambda: Z(2, 3).view(eager.float64), RuntimeError,
      r"self.size\(-1\) must be divisible by 2 to view"),
+    # PyTorch's: no offset or stride that is a fraction of the larger element (NumPy allows)
+    (lambda: Z(2, 4)[:, 1:3].view(eager.float64), RuntimeError,
+     r"self.storage_offset\(\) must be divisible by 2 to view float32 as float64 "
+     r"\(different element sizes\), but got 1"),
+    (lambda: Z(2, 5)[:, :2].view(eager.float64), RuntimeError,
+     r"self.stride\(0\) must be divisible by 2 to view float32 as float64 "
+     r"\(different element sizes\), but got 5"),
     (lambda: Z(2, 3).expand(3, 3), RuntimeError,
      (r"The expanded size of the tensor \(3\) must match the existing size \(2\) at "
      "non-singleton dimension 0")),
