@@ -88,8 +88,8 @@ def device_params(like) -> dict:
     """The ``device`` param that makes a factory op (in a backward formula) create its
     tensor where ``like`` lives: none on the CPU, whose forwards take no device."""
     d = getattr(like, "_data", like)
-    if type(d) is np.ndarray or not hasattr(like, "device"):
-        return {}
+    if isinstance(d, (np.ndarray, np.generic)) or not hasattr(like, "device"):
+        return {}   # (a NumPy scalar's .device is the array API's string "cpu")
     kind = like.device.type     # a vmap-batched CPU tensor's storage is no ndarray
     return {} if kind == "cpu" else {"device": kind}
 

@@ -3,6 +3,7 @@
 import numpy as np
 
 import eager
+from eager.ops.factory import device_params
 
 
 def test_zero_dim_float64_backward_stays_float64():
@@ -250,3 +251,10 @@ def test_adam_refuses_a_tensor_lr_of_several_elements():
     for cls in (eager.optim.Adam, eager.optim.AdamW, eager.optim.NAdam):
         with pytest.raises(ValueError, match="Tensor lr must be 1-element"):
             cls([w], lr=eager.tensor([1.0, 2.0]))
+
+
+def test_device_params_of_numpy_scalars_and_arrays_is_the_cpu():
+    # NumPy 2's scalars carry the array API's .device == "cpu" (a string): device_params
+    # read its .type and raised AttributeError
+    for like in (np.float32(1.0), np.int64(2), np.zeros(2), eager.zeros(2), 3.0):
+        assert device_params(like) == {}

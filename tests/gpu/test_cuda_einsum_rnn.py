@@ -11,6 +11,7 @@ import pytest
 
 import eager
 import eager.cuda.ops as cuda_ops
+from eager.nn.utils import rnn as U
 from tests.gpu.test_cuda_ops_coverage import _compare, check
 
 RNG = np.random.default_rng(3)
@@ -187,3 +188,24 @@ def test_packed_variable_length_bidirectional(mode):
 def test_float64_and_unbatched():
     _check_module(lambda: nn.GRU(3, 2).double(), X_TBI.astype(np.float64))
     _check_module(lambda: nn.LSTM(3, 2), X_TBI[:, 0])
+
+
+def test_pad_sequence_and_invert_permutation_stay_on_the_device():
+    seqs = [eager.tensor(np.arange(n * 2, dtype=np.float32).reshape(n, 2), device="cuda")
+            for n in (3, 1, 2)]
+    for batch_first in (False, True):
+        for side in ("right", "left"):
+            got = U.pad_sequence(seqs, batch_first=batch_first, padding_value=-1.0,
+                                 padding_side=side)
+            want = U.pad_sequence([s.cpu() for s in seqs], batch_first=batch_first,
+                                  padding_value=-1.0, padding_side=side)
+            assert got.is_cuda
+            np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+    perm = eager.tensor([2, 0, 1], device="cuda")
+    inv = U.invert_permutation(perm)
+    assert inv.is_cuda and inv.cpu().tolist() == [1, 2, 0]
+
+
+def test_einsum_backward_of_a_0d_result_with_a_repeated_label():
+    # the gradient puts itself on the diagonal through an identity made on its device
+    check(lambda a: eager.einsum("ii", a), np.eye(3, dtype=np.float32) * 2, grad=True)

@@ -117,7 +117,7 @@ def invert_permutation(permutation):
     if permutation is None:
         return None
     order = [int(v) for v in permutation.tolist()]
-    return tensor(np.asarray(_inverse(order), dtype=np.int64))
+    return tensor(np.asarray(_inverse(order), dtype=np.int64), device=permutation.device)
 
 
 def _lengths_list(lengths) -> list:
@@ -242,9 +242,10 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
     if batch_first:
         rows = rows.T
     dtype = sequences[0].dtype
-    pad_row = full((1,) + trailing, padding_value, dtype=dtype)
+    on = sequences[0].device
+    pad_row = full((1,) + trailing, padding_value, dtype=dtype, device=on)
     pieces = [s if s.ndim else reshape(s, (1,)) for s in sequences]
-    picked = index_select(cat(pieces + [pad_row], 0), 0, tensor(rows.reshape(-1)))
+    picked = index_select(cat(pieces + [pad_row], 0), 0, tensor(rows.reshape(-1), device=on))
     return reshape(picked, rows.shape + trailing)
 
 
