@@ -14,10 +14,14 @@ from .elementwise import contiguous, full, reshape
 
 def _gemm(a3, b3, bias=None):
     """``a3 @ b3`` for (B|1, M, K) and (B|1, K, N) views (+ bias over N): (B, M, N)."""
-    if a3.dtype.kind != "f" or b3.dtype != a3.dtype:
-        raise NotImplementedError(f"Could not run 'matmul' with arguments from the 'cuda' "
-                                  f"device for dtypes {a3.dtype} and {b3.dtype}")
+    _check_floats(a3, b3)
     return blas.gemm(a3, b3, bias)
+
+
+def _check_floats(a, b) -> None:
+    if a.dtype.kind != "f" or b.dtype != a.dtype:
+        raise NotImplementedError(f"Could not run 'matmul' with arguments from the 'cuda' "
+                                  f"device for dtypes {a.dtype} and {b.dtype}")
 
 
 def matmul(a, b):
@@ -41,11 +45,15 @@ def matmul(a, b):
             xb = contiguous(xb)
         return reshape(xb, (int(np.prod(xb.shape[:-2])),) + xb.shape[-2:])
 
-    a3, b3 = as3(a2), as3(b2)
-    if a3.shape[0] == 1 and bn > 1:
-        a3 = a3.broadcast_to((bn,) + a3.shape[1:])
-    out = _gemm(a3, b3)
-    shape = batch + out.shape[1:]
+    shape = batch + (a2.shape[-2], b2.shape[-1])
+    if not bn or not a2.shape[-1] or 0 in shape:   # nothing to multiply: empty, or zeros
+        _check_floats(a, b)
+        out = full(shape, 0, a.dtype)
+    else:
+        a3, b3 = as3(a2), as3(b2)
+        if a3.shape[0] == 1 and bn > 1:
+            a3 = a3.broadcast_to((bn,) + a3.shape[1:])
+        out = _gemm(a3, b3)
     if na == 1:
         shape = shape[:-2] + shape[-1:]
     if nb == 1:

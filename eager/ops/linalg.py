@@ -63,7 +63,7 @@ def _batch_shape(op: str, sa: tuple, sb: tuple) -> tuple:
                 f"{op}: shapes {sa} and {sb} cannot be multiplied: their batch dimensions do not "
                 f"broadcast (The size of tensor a ({x}) must match the size of tensor b ({y}) "
                 f"at non-singleton dimension {d})")
-        out.append(max(x, y))
+        out.append(y if x == 1 else x)   # (1 and 0 broadcast to 0)
     return tuple(out)
 
 

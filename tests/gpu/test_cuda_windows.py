@@ -200,3 +200,10 @@ def test_a_cnn_step_never_leaves_the_device():
         return F.conv2d(h, w2, padding=1).mean((2, 3))
     check(step, _f32(2, 1, 4, 4), _f32(2, 1, 3, 3), _f32(3, 2, 2, 2), grad=True, rtol=1e-4,
           atol=1e-5)
+
+
+def test_convolution_of_an_empty_batch_with_gradients():
+    x = np.zeros((0, 2, 4, 4), np.float32)
+    w = np.ones((3, 2, 2, 2), np.float32)
+    check(lambda x, w: F.conv2d(x, w, padding=1), x, w, grad=True)
+    check(lambda x: F.max_pool2d(x, 2), x, grad=True)

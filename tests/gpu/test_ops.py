@@ -52,7 +52,10 @@ def test_integer_sum_accumulates_in_int64():
 
 @pytest.mark.parametrize("sa,sb", [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2)),
                                    ((2, 3), (3, 5)), ((2, 2, 3), (3, 4)),
-                                   ((2, 2, 3), (1, 3, 2)), ((5, 6), (6, 3))])
+                                   ((2, 2, 3), (1, 3, 2)), ((5, 6), (6, 3)),
+                                   # empty: a batch of 0 (broadcast against 1), M, N or K
+                                   ((2, 12), (0, 12, 4)), ((1, 2, 3), (0, 3, 4)),
+                                   ((0, 3), (3, 4)), ((2, 0), (0, 4)), ((3,), (0, 3, 2))])
 def test_matmul_shapes(sa, sb):
     a = RNG.standard_normal(sa).astype(np.float32)
     b = RNG.standard_normal(sb).astype(np.float32)
