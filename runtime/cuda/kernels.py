@@ -495,13 +495,12 @@ def kernel(x, y, outer, m, inner, lo, hi):
 '''
 
 
-SCATTER_SOURCE = HEADER + '''
+_SCATTER = '''
 
 @kernel_jit
-def scatter(y, sy, size, idx, oi, si, src, os_, ss, shp, n, dim, add):
-    """``y[.., idx[i], ..] (+)= src[i]`` along ``dim`` for every element ``i`` of ``idx``'s
-    shape ``shp``; ``y`` contiguous with strides ``sy``; repeated indices accumulate
-    atomically when ``add``."""
+def NAME(y, sy, size, idx, oi, si, src, os_, ss, shp, n, dim):
+    """``y[.., idx[i], ..] WHAT src[i]`` along ``dim`` for every element ``i`` of ``idx``'s
+    shape ``shp``; ``y`` contiguous with strides ``sy``."""
     i = cuda.grid(1)
     while i < n:
         r = i
@@ -519,12 +518,17 @@ def scatter(y, sy, size, idx, oi, si, src, os_, ss, shp, n, dim, add):
         q = idx[pi]
         if q < 0:
             q += size
-        if add:
-            cuda.atomic.add(y, py + q * sy[dim], src[ps])
-        else:
-            y[py + q * sy[dim]] = src[ps]
+        WRITE
         i += cuda.gridsize(1)
 '''
+
+# the write and the atomic add are two kernels: one holding both would not compile for a
+# dtype without atomics (bool, int8/int16, the bits of float16/bfloat16), even to write
+SCATTER_SOURCE = HEADER + _SCATTER.replace("NAME", "scatter").replace("WHAT", "=").replace(
+    "WRITE", "y[py + q * sy[dim]] = src[ps]")
+SCATTER_SOURCE += _SCATTER.replace("NAME", "scatter_add").replace(
+    "WHAT", "+=").replace("shp``;", "shp`` (atomically: repeated indices accumulate);").replace(
+    "WRITE", "cuda.atomic.add(y, py + q * sy[dim], src[ps])")
 
 
 def scan_source(kind: str, dtype: str) -> str:
@@ -594,13 +598,14 @@ def index(a, oa, idx, oi, si0, y, shp, sa, si, sizes, astr, n):
             pa += q * astr[t]
         y[i] = a[pa]
         i += cuda.gridsize(1)
+'''
 
+_PUT = '''
 
 @kernel_jit
-def put(y, oy, idx, oi, si0, v, ov, sv, shp, sy, si, sizes, ystr, n, add):
+def NAME(y, oy, idx, oi, si0, v, ov, sv, shp, sy, si, sizes, ystr, n):
     """The adjoint walk of ``index``: element ``i`` of the region of shape ``shp`` reads
-    ``v`` (strides ``sv``) and writes (``add``: adds atomically, so repeated indices
-    accumulate) the element of ``y`` it addresses."""
+    ``v`` (strides ``sv``) and WHAT the element of ``y`` it addresses."""
     i = cuda.grid(1)
     while i < n:
         r = i
@@ -619,12 +624,16 @@ def put(y, oy, idx, oi, si0, v, ov, sv, shp, sy, si, sizes, ystr, n, add):
             if q < 0:
                 q += sizes[t]
             py += q * ystr[t]
-        if add:
-            cuda.atomic.add(y, py, v[pv])
-        else:
-            y[py] = v[pv]
+        WRITE
         i += cuda.gridsize(1)
 '''
+
+# (the write and the atomic add are two kernels, as scatter's)
+INDEX_SOURCE += _PUT.replace("NAME", "put").replace("WHAT", "writes").replace(
+    "WRITE", "y[py] = v[pv]")
+INDEX_SOURCE += _PUT.replace("NAME", "put_add").replace(
+    "WHAT", "adds to (atomically: repeated indices accumulate)").replace(
+    "WRITE", "cuda.atomic.add(y, py, v[pv])")
 
 
 def _to_half_bits(src_bits: int, src_man: int, half: str) -> str:

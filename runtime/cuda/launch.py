@@ -440,10 +440,10 @@ def scatter(out: CudaArray, index: CudaArray, src: CudaArray, dim: int, add: boo
     n = index.size
     mod = module("scatter", lambda: K.SCATTER_SOURCE)
     blocks, threads = DEV.grid(n)
-    DEV.launch(mod, "scatter", blocks, threads,
+    DEV.launch(mod, "scatter_add" if add else "scatter", blocks, threads,
                [out.base, out.estrides or (0,), out.shape[dim] if out.ndim else 1,
                 index.base, index.offset, index.estrides or (0,), src.base, src.offset,
-                src.estrides or (0,), index.shape or (1,), n, dim, add])
+                src.estrides or (0,), index.shape or (1,), n, dim])
 
 
 def _index_module():
@@ -467,9 +467,9 @@ def put(y: CudaArray, idx: CudaArray, v: CudaArray, shape, sy, si, sizes, ystrid
     """The adjoint of :func:`index`: write (``add``: add atomically) ``v`` (broadcast to
     the region ``shape``) into the view ``y`` at the positions ``idx`` addresses."""
     blocks, threads = DEV.grid(n)
-    DEV.launch(_index_module(), "put", blocks, threads,
+    DEV.launch(_index_module(), "put_add" if add else "put", blocks, threads,
                [y.base, y.offset, idx.base, idx.offset, idx.estrides[0], v.base, v.offset,
-                v.estrides or (0,), shape, sy, si, sizes, ystrides, n, bool(add)])
+                v.estrides or (0,), shape, sy, si, sizes, ystrides, n])
 
 
 # -- float16 / bfloat16 conversions (integer arithmetic on the bits) ----------------------
