@@ -6,14 +6,18 @@ Elementwise ops need no entry of their own: any op with a scalar expression runs
 one-op kernel made from it (:mod:`.elementwise`).  The rest are composed, per family, in
 ``kernels_reduce`` (block reductions, softmax, scans), ``kernels_linalg`` (the tiled GEMM,
 NLL), ``kernels_shape`` (strided views, view(dtype), and the copies through them),
-``kernels_index`` (gathers and scatters), ``kernels_sort`` (sort, argsort, topk, kthvalue,
+``kernels_index`` (gathers and scatters), ``kernels_select`` (nonzero, hence boolean
+indexing and masked_select, masked_scatter and its adjoint masked_gather: a device prefix
+count of the mask, the count read back; searchsorted: a binary search per value;
+bincount and histc: atomic histograms), ``kernels_sort`` (sort, argsort, topk, kthvalue,
 median: a stable rank kernel; rows longer than ``kernels_sort.MAX_ROW`` are sorted on the
 host), ``kernels_window`` (im2col/col2im, pad and its adjoint, one_hot: gathers by cached
 index maps and their deterministic adjoint sums) and ``kernels_random`` (factories, the
 counter-based generator: rand, randn, bernoulli, randint, randperm, multinomial, normal),
 on the launchers of :mod:`runtime.cuda.launch`.  float16/bfloat16 arguments run as the CPU
-runs them (``_half_wrap``); the ops listed in ``HOST_FALLBACK`` run on the host.  An op
-with no entry raises ``NotImplementedError`` naming op and device.
+runs them (``_half_wrap``); the ops listed in ``HOST_FALLBACK`` (unique, the index-tuple
+factories, the dense factorizations) run on the host.  An op with no entry raises
+``NotImplementedError`` naming op and device.
 
 ``einsum`` (``kernels_einsum``) is planned on the host and runs as strided views,
 reductions and one batched GEMM per pairwise contraction; the recurrent scan of
@@ -51,6 +55,7 @@ from ..ops import pad as Pd
 from ..ops import recurrent as Rc
 from ..ops import reduce as R
 from ..ops import shape as S
+from ..ops import sort as So
 from ..ops import window as Wi
 from ..ops.index import BasicIndex
 from . import kernels_einsum as KE
@@ -59,6 +64,7 @@ from . import kernels_linalg as KL
 from . import kernels_random as RND
 from . import kernels_reduce as KR
 from . import kernels_rnn as KRN
+from . import kernels_select as KSe
 from . import kernels_shape as KS
 from . import kernels_sort as KSo
 from . import kernels_window as KW
@@ -170,6 +176,14 @@ TABLE.update({
     Pd.Pad: KW.pad,
     Pd.PadAdjoint: KW.pad_adjoint,
     Lo.OneHot: KW.one_hot,
+    # selection by masks (a prefix count of the mask, the count read back), searching and
+    # counting
+    I.Nonzero: KSe.nonzero,
+    I.MaskedScatter: KSe.masked_scatter,
+    I.MaskedGather: KSe.masked_gather,
+    So.Searchsorted: KSe.searchsorted,
+    So.Bincount: KSe.bincount,
+    So.Histc: KSe.histc,
 })
 
 
@@ -244,12 +258,6 @@ def _half_wrap(op, fn):
 #: result back: correct, synchronizing and slow, and counted (``FALLBACK_CALLS``) so that
 #: the gap is measured until each gets a kernel.
 HOST_FALLBACK = {
-    "nonzero": "output shape depends on the values (boolean indexing, masked_select)",
-    "masked_scatter": "data-dependent positions (a prefix count over the mask)",
-    "masked_gather": "data-dependent positions (its adjoint)",
-    "searchsorted": "binary search kernel not written yet",
-    "histc": "histogram kernel (atomics) not written yet",
-    "bincount": "output length depends on the values",
     "unique": "output shape depends on the values",
     "tri_indices": "a factory of index pairs (tril_indices/triu_indices)",
     "combination_indices": "a factory of index tuples (combinations)",
@@ -292,7 +300,8 @@ def _host_impl(op):
 _HALF_AS_IS = {E.Cast, _CopyInto, S.Reshape, S.View, S.ViewDtype, S.Expand, S.Permute, S.Squeeze,
                S.Unsqueeze, BasicIndex, OPS["diagonal"], S.Clone, S.Contiguous, S.ReshapeCopy,
                I.SetItem, I.BasicScatter, I.Index, I.IndexPutAdd, S.Cat, S.Stack, S.Flip,
-               S.Roll, S.Repeat, OPS["diagonal_scatter"], Wi.Im2col, Pd.Pad, Lo.OneHot}
+               S.Roll, S.Repeat, OPS["diagonal_scatter"], Wi.Im2col, Pd.Pad, Lo.OneHot,
+               I.MaskedScatter, I.MaskedGather}
 
 TABLE[E.Cast] = cast
 for _op, _fn in list(TABLE.items()):

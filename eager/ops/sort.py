@@ -83,6 +83,27 @@ class Searchsorted(Op):
         return out.reshape(values.shape)
 
 
+def histc_range(dtype, bins: int, min, max, extremes) -> tuple:
+    """``(lo, hi)`` of histc's bins as scalars of ``dtype``, with PyTorch's errors:
+    ``min == max`` takes the data's range, ``extremes()`` (its ``(min, max)``, None for no
+    data: called only then), widened by one each way when still empty."""
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
+                           "dimension 0")
+    lo, hi = dtype.type(min), dtype.type(max)
+    if lo == hi:
+        data = extremes()
+        if data is not None:
+            lo, hi = data
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    return lo, hi
+
+
 class Histc(Op):
     """Histogram of ``a`` with ``bins`` equal bins over ``[min, max]`` (PyTorch's
     ``histc``: ``min == max`` takes the data's range; elements outside are ignored; the
@@ -90,18 +111,8 @@ class Histc(Op):
     differentiable = False
 
     def forward(a, bins, min, max):
-        if bins <= 0:
-            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
-                               "dimension 0")
-        lo, hi = a.dtype.type(min), a.dtype.type(max)
-        if lo == hi and a.size:
-            lo, hi = a.min(), a.max()
-        if lo == hi:
-            lo, hi = lo - 1, hi + 1
-        if not (np.isfinite(lo) and np.isfinite(hi)):
-            raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
-        if lo > hi:
-            raise RuntimeError("torch.histc: max must be larger than min")
+        lo, hi = histc_range(a.dtype, bins, min, max,
+                             lambda: (a.min(), a.max()) if a.size else None)
         x = a.reshape(-1)
         x = x[(x >= lo) & (x <= hi)]
         with np.errstate(invalid="ignore"):
