@@ -56,6 +56,11 @@ def _scatter_into(out, index, src, dim, add):
     if not index.size:
         return out
     given = not isinstance(src, CudaArray) or src.host is not None
+    if add and out.dtype.char not in _ATOMIC:   # bool / narrow ints: accumulate in int64
+        wide = run_elementwise(E.Cast, [out], {"dtype": _I64})
+        _scatter_into(wide, index, src, dim, add)
+        copy_into(out, wide)
+        return out
     src = on_device(src, out.dtype)       # a scalar: filled on the device, no copy
     if given:
         src = src.broadcast_to(index.shape)
