@@ -1,6 +1,6 @@
 """Writes at indices along one dimension, and at a mask, with PyTorch's signatures and
-errors: ``index_add``, ``index_copy``, ``index_fill``, ``masked_scatter`` (each with an
-in-place ``name_`` method).
+errors: ``index_add``, ``index_copy``, ``index_fill``, ``masked_scatter`` and
+``index_put`` (each with an in-place ``name_`` method).
 
 ``index_add``, ``index_copy`` and ``masked_scatter`` are ops of their own (see
 :mod:`eager.ops.index`) that check their indices on every call, compiled replays
@@ -16,9 +16,11 @@ from ..dispatch import dispatch
 from ..dtypes import scalar_name
 from ..ops import index as _ix
 from ..tensor import Tensor, _wrap_dim
-from .shape import broadcast_shapes, expand, reshape, unsqueeze
+from .elementwise import add
+from .index import _pack, _parse, setitem
+from .shape import broadcast_shapes, clone, expand, reshape, unsqueeze
 
-__all__ = ["index_add", "index_copy", "index_fill", "masked_scatter"]
+__all__ = ["index_add", "index_copy", "index_fill", "index_put", "masked_scatter"]
 
 
 def _index_vector(index, op: str, dtypes: str, msg: str, ndim_error) -> Tensor:
@@ -140,5 +142,34 @@ def masked_scatter(input, mask, source):
     return dispatch(_ix.MaskedScatter, input, mask, source)
 
 
-METHODS = ["index_add", "index_copy", "index_fill", "masked_scatter"]
-INPLACE = {"index_add": None, "index_copy": None, "index_fill": None, "masked_scatter": None}
+def index_put(input, indices, values, accumulate=False):
+    """``input`` with ``values`` written at ``input[indices]`` (``indices``: a tuple of
+    index tensors, integer or boolean); ``accumulate``: added instead, repeated indices
+    summing (``np.add.at``).  ``values`` broadcasts to the indexed shape."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"index_put(): argument 'indices' must be tuple of Tensors, not "
+                        f"{type(indices).__name__}")
+    if not isinstance(values, Tensor):
+        raise TypeError(f"index_put(): argument 'values' must be Tensor, not "
+                        f"{type(values).__name__}")
+    if values._data.dtype != input._data.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{scalar_name(input._data.dtype)} for the destination and "
+                           f"{scalar_name(values._data.dtype)} for the source.")
+    key = tuple(indices)
+    if not accumulate:
+        out = clone(input)
+        setitem(out, key, values)
+        return out
+    _, adv = _parse(input, key)
+    idx, dims = _pack(adv, tuple(input.shape))
+    # the index tensors address the leading dimensions: the indexed shape is their
+    # broadcast batch, then the dimensions not indexed
+    target = tuple(idx.shape[1:]) + tuple(input.shape[len(dims):])
+    g = values if tuple(values.shape) == target else expand(values, target)
+    return add(input, dispatch(_ix.IndexPutAdd, g, idx, shape=tuple(input.shape), dims=dims))
+
+
+METHODS = ["index_add", "index_copy", "index_fill", "index_put", "masked_scatter"]
+INPLACE = {"index_add": None, "index_copy": None, "index_fill": None, "index_put": None,
+           "masked_scatter": None}

@@ -788,3 +788,36 @@ def test_index_fill_negative_indices_and_compiled_index_checks():
         with pytest.raises(IndexError, match="out of (range|bounds)"), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the failed replay says it reruns eagerly
             cf(x, eager.tensor(bad))
+
+
+def test_index_put_writes_or_accumulates_as_numpy():
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    rows = np.array([0, 2, 0])
+    vals = np.array([1.0, 2.0, 4.0], np.float32)
+    want = x.copy()
+    np.add.at(want, (rows, 1), vals)
+    got = eager.tensor(x).index_put((eager.tensor(rows), eager.tensor([1])), eager.tensor(vals),
+                                    accumulate=True)
+    np.testing.assert_array_equal(got.numpy(), want)
+    want = x.copy()
+    want[[1, 3]] = 7.0                                       # a bool index, one value broadcast
+    got = eager.tensor(x).index_put((eager.tensor([False, True, False, True]),),
+                                    eager.tensor(7.0))
+    np.testing.assert_array_equal(got.numpy(), want)
+    y = eager.tensor(x)
+    assert y.index_put_((eager.tensor([3]),), eager.zeros(3), accumulate=False) is y
+    assert y.numpy()[3].tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(RuntimeError, match="Index put requires the source and destination "
+                                           "dtypes match, got Float for the destination and "
+                                           "Double for the source"):
+        eager.zeros(3).index_put((eager.tensor([0]),), eager.zeros(1, dtype=eager.float64))
+    with pytest.raises(TypeError, match="must be tuple of Tensors"):
+        eager.zeros(3).index_put(eager.tensor([0]), eager.zeros(1))
+
+
+def test_index_put_gradients():
+    x = np.arange(6, dtype=np.float64).reshape(3, 2)
+    idx = (eager.tensor([0, 2, 0]),)
+    gradcheck(lambda a, v: a.index_put(idx, v, accumulate=True), x, np.ones((3, 2)))
+    distinct = (eager.tensor([0, 2]),)      # written once each: one gradient
+    gradcheck(lambda a, v: a.index_put(distinct, v), x, np.ones(2))
