@@ -16,6 +16,7 @@ import numpy as np
 
 from .._state import STATE
 from ..construct import tensor
+from ..devices import to_device
 from ..dispatch import STORAGE_RULES, dispatch, implementation
 from ..dtypes import is_float as _isf
 from ..inplace import inplace
@@ -49,8 +50,10 @@ def _bcast_error(a: tuple, b: tuple) -> RuntimeError:
                         f"({pb[d]}) at non-singleton dimension {d}")
 
 
-def _tensor(data, dtype=None):
-    return tensor(data, dtype=dtype)
+def _tensor(data, like: Tensor, dtype=None):
+    """``data`` (a list, an array, a value) as a tensor on ``like``'s device (an index or
+    a value of ``like[...]``, as PyTorch puts them, whatever the default device)."""
+    return tensor(data, dtype=dtype, device=like.device)
 
 
 # -- parsing an index key -----------------------------------------------------------------
@@ -74,8 +77,10 @@ def _seq_as_tuple(key) -> bool:
     return False
 
 
-def _entry(e):
-    """One key entry as None, Ellipsis, slice, int, _Bool or an index Tensor."""
+def _entry(e, x: Tensor):
+    """One key entry of ``x[key]`` as None, Ellipsis, slice, int, _Bool or an index Tensor
+    on ``x``'s device (a CPU index tensor of a device tensor is copied there, as
+    PyTorch's)."""
     if e is None or e is Ellipsis or type(e) is slice:
         return e
     if isinstance(e, (bool, np.bool_)):
@@ -89,14 +94,16 @@ def _entry(e):
                 return _Bool(bool(e))
             if kind in "iu":
                 return int(e)  # PyTorch selects with a 0-d integer tensor (a view)
+        if e._data.__class__ is not x._data.__class__ and e.device.type == "cpu":
+            return to_device(e, x.device.type)
         return e
     if isinstance(e, range):  # PyTorch takes a range as the list of its integers
         e = np.arange(e.start, e.stop, e.step, dtype=np.int64)
     if isinstance(e, (list, tuple, np.ndarray)):
-        t = _tensor(e)
+        t = _tensor(e, x)
         if t._data.size == 0 and _isf(t._data.dtype):
-            t = _tensor(e, dtype=_I64)
-        return _entry(t)
+            t = _tensor(e, x, dtype=_I64)
+        return _entry(t, x)
     raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                      f"Variables are valid indices (got {type(e).__name__})")
 
@@ -124,7 +131,7 @@ def _parse(x: Tensor, key):
     advanced entries ``[(dim of the basic result, Tensor or bool, kind)]``."""
     if not _seq_as_tuple(key):
         key = (key,)
-    entries = [_entry(e) for e in key]
+    entries = [_entry(e, x) for e in key]
     shape = x._data.shape
     nd = len(shape)
     consumed = 0
@@ -213,12 +220,13 @@ def _is_identity(shape: tuple, bkey: tuple) -> bool:
         type(e) is tuple and e[0] == 0 and e[1] == n and e[2] == 1 for e, n in zip(bkey, shape))
 
 
-def _pack(adv: list, yshape: tuple):
-    """The advanced entries as one ``(k, *B)`` index tensor and its ``dims``."""
+def _pack(adv: list, yshape: tuple, x: Tensor):
+    """The advanced entries of ``x[key]`` as one ``(k, *B)`` index tensor (on ``x``'s
+    device) and its ``dims``."""
     comps = []
     for o, e, kind in adv:
         if kind == "bool":
-            t = _tensor([0] if e else [], dtype=_I64)
+            t = _tensor([0] if e else [], x, dtype=_I64)
             comps.append(([o], unsqueeze(t, 0)))
         elif kind == "mask":
             m = e._data.ndim
@@ -258,7 +266,7 @@ def getitem(self: Tensor, key):
     if not adv:
         return dispatch(_ix.BasicIndex, self, key=bkey)
     y = self if _is_identity(shape, bkey) else dispatch(_ix.BasicIndex, self, key=bkey)
-    idx, dims = _pack(adv, _basic_shape(shape, bkey))
+    idx, dims = _pack(adv, _basic_shape(shape, bkey), self)
     return dispatch(_ix.Index, y, idx, dims=dims)
 
 
@@ -268,7 +276,7 @@ def setitem(self: Tensor, key, value) -> None:
     ``self`` outside the written region and to ``value``)."""
     bkey, adv = _parse(self, key)
     if adv:
-        idx, dims = _pack(adv, _basic_shape(self._data.shape, bkey))
+        idx, dims = _pack(adv, _basic_shape(self._data.shape, bkey), self)
     else:
         idx, dims = None, ()
     if isinstance(value, (Tensor, bool, int, float)):
@@ -276,7 +284,7 @@ def setitem(self: Tensor, key, value) -> None:
     elif isinstance(value, (np.integer, np.floating, np.bool_)):
         v = value.item()
     else:
-        v = _tensor(value, dtype=self._data.dtype)
+        v = _tensor(value, self, dtype=self._data.dtype)
     v_rg = isinstance(v, Tensor) and v.requires_grad
     grad = STATE.grad_enabled and (self.requires_grad or v_rg)
     # a direct write unless recorded, differentiated, or on storage running ops through
@@ -349,7 +357,7 @@ def scatter(input, dim: int, index, src=None, value=None, *, reduce=None):
     if reduce is not None:
         if reduce == "add":
             if not isinstance(src, Tensor):
-                src = expand(_tensor(src, dtype=input._data.dtype), tuple(index.shape))
+                src = expand(_tensor(src, input, dtype=input._data.dtype), tuple(index.shape))
             return scatter_add(input, dim, index, src)
         raise RuntimeError(f"scatter(): reduce={reduce!r} is not supported (only 'add')")
     if input.ndim == 0:
@@ -432,12 +440,12 @@ def take(input, index):
 
 # -- masks --------------------------------------------------------------------------------
 
-def _mask_arg(mask):
-    return mask if isinstance(mask, Tensor) else _tensor(mask)
+def _mask_arg(mask, input):
+    return mask if isinstance(mask, Tensor) else _tensor(mask, input)
 
 
 def masked_fill(input, mask, value):
-    mask = _mask_arg(mask)
+    mask = _mask_arg(mask, input)
     s_in, s_m = tuple(input._data.shape), tuple(mask._data.shape)
     if s_in != s_m:
         try:
@@ -448,12 +456,12 @@ def masked_fill(input, mask, value):
         if isinstance(value, (np.integer, np.floating, np.bool_)):
             value = value.item()
         elif not isinstance(value, (bool, int, float)):
-            value = _tensor(value)
+            value = _tensor(value, input)
     return dispatch(_ix.MaskedFill, input, mask, value)
 
 
 def masked_select(input, mask):
-    mask = _mask_arg(mask)
+    mask = _mask_arg(mask, input)
     if mask._data.dtype.kind != "b":
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     s_in, s_m = tuple(input._data.shape), tuple(mask._data.shape)

@@ -162,7 +162,7 @@ def index_put(input, indices, values, accumulate=False):
         setitem(out, key, values)
         return out
     _, adv = _parse(input, key)
-    idx, dims = _pack(adv, tuple(input.shape))
+    idx, dims = _pack(adv, tuple(input.shape), input)
     # the index tensors address the leading dimensions: the indexed shape is their
     # broadcast batch, then the dimensions not indexed
     target = tuple(idx.shape[1:]) + tuple(input.shape[len(dims):])

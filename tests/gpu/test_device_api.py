@@ -195,3 +195,23 @@ def test_compiled_function_retraces_under_another_default_device():
         assert out.cpu().tolist() == [0.0, 1.0, 2.0]
     assert f(x).device.type == "cpu"
     assert f.stats()["traces"] == 2
+
+
+def test_a_cuda_tensor_takes_cpu_indices_as_pytorch():
+    """A CPU index tensor, a list or a NumPy array indexes a CUDA tensor (copied to the
+    device, as PyTorch does); index_select wants its index on the device, as PyTorch."""
+    x = eager.arange(6.0).reshape(2, 3).cuda()
+    want = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    for key, ref in ((eager.tensor([1, 0]), want[[1, 0]]), ([1, 0], want[[1, 0]]),
+                     (np.array([True, False]), want[[True, False]]),
+                     ((Ellipsis, [2, 0]), want[..., [2, 0]]),
+                     (eager.tensor([True, False]), want[[True, False]])):
+        got = x[key]
+        assert got.is_cuda
+        np.testing.assert_array_equal(got.cpu().numpy(), ref)
+    y = x.clone()
+    y[eager.tensor([1])] = eager.tensor([5.0, 6.0, 7.0])
+    y[[0], [2]] = 9.0
+    assert y.is_cuda and y.cpu().tolist() == [[0.0, 1.0, 9.0], [5.0, 6.0, 7.0]]
+    with pytest.raises(RuntimeError, match="same device"):
+        x.index_select(1, eager.tensor([2, 0]))
