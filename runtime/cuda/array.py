@@ -376,6 +376,10 @@ _U16 = np.dtype(np.uint16)
 #: through launch, so it is set once anything ran on CUDA)
 STRIDED_COPY = None
 
+#: ``(CudaArray, "amin" | "amax") -> NumPy scalar``: a device reduction read back,
+#: :func:`runtime.cuda.launch.extreme`, set when launch is imported (as STRIDED_COPY)
+EXTREME = None
+
 #: host-to-device copies made by :class:`CudaArray` (``h2d``: from_host and 0-d values
 #: moved to device memory) and device-to-host ones (``d2h``: to_host)
 TRANSFERS = {"h2d": 0, "d2h": 0}
@@ -491,13 +495,21 @@ class CudaArray:
         return np.array(view, order="C")
 
     def min(self):
-        """NumPy's ``min`` of the values, read back to the host (a synchronizing copy, as
-        ``Tensor.item()``: for the argument checks that need a value, e.g. index bounds)."""
-        return self.to_host().min()
+        """NumPy's ``min`` of the values, read back to the host (synchronizing, as
+        ``Tensor.item()``: for the argument checks that need a value, e.g. index bounds);
+        an integer array's is reduced on the device and only the result copied
+        (:data:`EXTREME`)."""
+        return self._extreme("amin")
 
     def max(self):
         """NumPy's ``max`` of the values, read back to the host (see :meth:`min`)."""
-        return self.to_host().max()
+        return self._extreme("amax")
+
+    def _extreme(self, kind: str):
+        if EXTREME is not None and self.ndim and self.size and self.dtype.kind in "iu":
+            return EXTREME(self, kind)
+        host = self.to_host()
+        return host.min() if kind == "amin" else host.max()
 
     def copy(self) -> CudaArray:
         """A contiguous copy on the device: device-to-device when contiguous, else a copy

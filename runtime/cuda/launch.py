@@ -114,6 +114,18 @@ def copy(src: CudaArray) -> CudaArray:
 _array.STRIDED_COPY = copy
 
 
+def extreme(a: CudaArray, kind: str):
+    """``kind`` ("amin" or "amax") of every element of the integer array ``a``, read back:
+    one block reduction and one element copied to the host, not the array
+    (:meth:`CudaArray.min`, :meth:`CudaArray.max`: the bounds checks of index arrays)."""
+    out = run_reduce_core((), "a0", [a], a.shape, a.ndim, kind, a.dtype, a.dtype, (),
+                          f"{kind} of {a.dtype}")
+    return out.to_host()[()]
+
+
+_array.EXTREME = extreme
+
+
 _ACC = {"f": ("float64", "0.0"), "i": ("int64", "0"), "u": ("int64", "0"), "b": ("int64", "0")}
 
 

@@ -70,3 +70,24 @@ def test_scalar_writes_by_index_copy_nothing_to_the_device(monkeypatch):
     want[[0, 2]] = 3.0
     want[1] = 2.5
     np.testing.assert_array_equal(_host(x2), want)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int16, np.int8, np.uint8])
+def test_min_and_max_of_an_index_array_read_back_one_element(dtype, monkeypatch):
+    """Index bounds checks (index_select, gather, advanced indexing) read an index array's
+    min and max: a device reduction, then one element to the host, not the array."""
+    a = np.arange(24).reshape(4, 6).astype(dtype) - (0 if dtype == np.uint8 else 5)
+    c = CudaArray.from_host(a)
+    read = []
+    original = CudaArray.to_host
+    monkeypatch.setattr(CudaArray, "to_host", lambda self: read.append(self.size) or
+                        original(self))
+    for view, ref in ((c, a), (c.transpose((1, 0)), a.T),
+                      (c.basic_index(((1, 4, 2), (0, 6, 3))), a[1:4:2, ::3])):
+        assert (view.min(), view.max()) == (ref.min(), ref.max())
+    assert read and set(read) == {1}
+    x = eager.arange(20.0, device="cuda")
+    read.clear()
+    assert x.index_select(0, eager.tensor([3, 19, 0], device="cuda")).cpu().tolist() == \
+        [3.0, 19.0, 0.0]
+    assert max(read) == 3          # the result; the index's bounds came back as scalars
