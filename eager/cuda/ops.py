@@ -147,6 +147,8 @@ TABLE.update({
     Fa.Arange: RND.on_host(Fa.Arange),
     Fa.Linspace: RND.on_host(Fa.Linspace),
     Fa.Eye: RND.on_host(Fa.Eye),
+    Fa.TriIndices: RND.on_host(Fa.TriIndices),                 # (tril/triu_indices)
+    Fa.CombinationIndices: RND.on_host(Fa.CombinationIndices),  # (combinations)
     Fa.Rand: RND.random("rand"),
     Fa.Randn: RND.random("randn"),
     Fa.Bernoulli: RND.random("bernoulli", "p"),
@@ -259,8 +261,6 @@ def _half_wrap(op, fn):
 #: the gap is measured until each gets a kernel.
 HOST_FALLBACK = {
     "unique": "output shape depends on the values",
-    "tri_indices": "a factory of index pairs (tril_indices/triu_indices)",
-    "combination_indices": "a factory of index tuples (combinations)",
     "cholesky": "dense factorizations run on the host (no cuSOLVER binding)",
     "cholesky_info": "as cholesky",
     "solve_triangular": "as cholesky",
@@ -284,7 +284,6 @@ FALLBACK_CALLS: collections.Counter = collections.Counter()
 def _host_impl(op):
     def impl(*args, **params):
         FALLBACK_CALLS[op.name] += 1
-        params.pop("device", None)      # a factory's: its CPU forward takes none
         host = [a.to_host() if isinstance(a, CudaArray) else a for a in args]
         if any(type(a) is np.ndarray and a.dtype.char in _HALF for a in host) and \
                 op.name not in _HALF_NATIVE and not op.view:
