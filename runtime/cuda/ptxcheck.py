@@ -11,6 +11,7 @@ checked on every change, no GPU or driver needed.  Exits 1 when any kernel fails
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import glob
 import json
 import os
@@ -99,30 +100,47 @@ def check(record: dict, archs: list) -> dict:
     return {arch: len(link_cubin(ptx(record, arch), arch)) for arch in archs}
 
 
+def check_files(paths: list, archs: list) -> list:
+    """Check the recorded kernels in ``paths``; one line per failure."""
+    failures = []
+    for path in paths:
+        with open(path) as f:
+            record = json.load(f)
+        try:
+            check(record, archs)
+        except Exception as e:
+            first = record["source"].split("def ", 1)[-1].split("\n", 1)[0]
+            failures.append(f"FAILED {os.path.basename(path)} ({record['name']}: {first}): "
+                            f"{type(e).__name__}: {str(e)[:500]}")
+    return failures
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("directory")
     ap.add_argument("--arch", nargs="+", default=["sm_80", "sm_90"])
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                    help="processes compiling side by side (default: one per core)")
     args = ap.parse_args(argv)
     files = sorted(glob.glob(os.path.join(args.directory, "*.json")))
     if not files:
         print(f"ptxcheck: no recorded kernels in {args.directory}")
         return 1
-    failed = 0
     t0 = time.perf_counter()
-    for path in files:
-        with open(path) as f:
-            record = json.load(f)
-        try:
-            check(record, args.arch)
-        except Exception as e:
-            failed += 1
-            first = record["source"].split("def ", 1)[-1].split("\n", 1)[0]
-            print(f"FAILED {os.path.basename(path)} ({record['name']}: {first}): "
-                  f"{type(e).__name__}: {str(e)[:500]}")
-    n = len(files)
+    jobs = max(1, min(args.jobs, len(files)))
+    if jobs == 1:
+        failures = check_files(files, args.arch)
+    else:   # NVVM is single-threaded: one share of the kernels per process
+        with concurrent.futures.ProcessPoolExecutor(jobs) as pool:
+            shares = pool.map(check_files, [files[i::jobs] for i in range(jobs)],
+                              [args.arch] * jobs)
+            failures = [line for share in shares for line in share]
+    for line in failures:
+        print(line)
+    n, failed = len(files), len(failures)
     print(f"ptxcheck: {n - failed} passed, {failed} failed: {n} kernels compiled to PTX and "
-          f"linked for {', '.join(args.arch)} in {time.perf_counter() - t0:.1f} s")
+          f"linked for {', '.join(args.arch)} in {time.perf_counter() - t0:.1f} s "
+          f"({jobs} processes)")
     return 1 if failed else 0
 
 
