@@ -220,11 +220,19 @@ def _positions(x: CudaArray) -> tuple:
     if not n:
         return y, y, chunk, 0
     _launch("flags", rows * chunk, [x.base, x.offset, n, y.base, rows * chunk])
+    ends, count = prefix_count(y, chunk)
+    return y, ends, chunk, count
+
+
+def prefix_count(y: CudaArray, chunk: int) -> tuple:
+    """``(ends, count)``: the int64 0/1 flags ``y`` (a whole number of chunks, at least
+    one) scanned in place one chunk per thread, the chunks' totals scanned once more
+    (``ends``), and the count of flags, read back."""
+    rows = y.size // chunk
     launch.scan("sum", y, rows, chunk, False)
     ends = contiguous(y.reshape((rows, chunk)).basic_index(((0, rows, 1), chunk - 1)))
     launch.scan("sum", ends, 1, rows, False)
-    count = int(ends.basic_index((rows - 1,)).to_host())
-    return y, ends, chunk, count
+    return ends, int(ends.basic_index((rows - 1,)).to_host())
 
 
 def nonzero(a):

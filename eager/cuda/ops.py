@@ -9,14 +9,17 @@ NLL), ``kernels_shape`` (strided views, view(dtype), and the copies through them
 ``kernels_index`` (gathers and scatters), ``kernels_select`` (nonzero, hence boolean
 indexing and masked_select, masked_scatter and its adjoint masked_gather: a device prefix
 count of the mask, the count read back; searchsorted: a binary search per value;
-bincount and histc: atomic histograms), ``kernels_sort`` (sort, argsort, topk, kthvalue,
+bincount and histc: atomic histograms), ``kernels_unique`` (unique with ``dim=None``:
+the stable rank sort, flags where a sorted element differs from its predecessor, the
+same prefix count), ``kernels_sort`` (sort, argsort, topk, kthvalue,
 median: a stable rank kernel; rows longer than ``kernels_sort.MAX_ROW`` are sorted on the
 host), ``kernels_window`` (im2col/col2im, pad and its adjoint, one_hot: gathers by cached
 index maps and their deterministic adjoint sums) and ``kernels_random`` (factories, the
 counter-based generator: rand, randn, bernoulli, randint, randperm, multinomial, normal),
 on the launchers of :mod:`runtime.cuda.launch`.  float16/bfloat16 arguments run as the CPU
-runs them (``_half_wrap``); the ops listed in ``HOST_FALLBACK`` (unique, the index-tuple
-factories, the dense factorizations) run on the host.  An op with no entry raises
+runs them (``_half_wrap``); the ops listed in ``HOST_FALLBACK`` (the index-tuple
+factories, the dense factorizations) run on the host, and so does unique with an integer
+``dim`` (distinct slices; counted in ``FALLBACK_CALLS["unique"]``).  An op with no entry raises
 ``NotImplementedError`` naming op and device.
 
 ``einsum`` (``kernels_einsum``) is planned on the host and runs as strided views,
@@ -67,6 +70,7 @@ from . import kernels_rnn as KRN
 from . import kernels_select as KSe
 from . import kernels_shape as KS
 from . import kernels_sort as KSo
+from . import kernels_unique as KU
 from . import kernels_window as KW
 from .elementwise import (
     _F32,
@@ -260,7 +264,6 @@ def _half_wrap(op, fn):
 #: result back: correct, synchronizing and slow, and counted (``FALLBACK_CALLS``) so that
 #: the gap is measured until each gets a kernel.
 HOST_FALLBACK = {
-    "unique": "output shape depends on the values",
     "cholesky": "dense factorizations run on the host (no cuSOLVER binding)",
     "cholesky_info": "as cholesky",
     "solve_triangular": "as cholesky",
@@ -294,6 +297,16 @@ def _host_impl(op):
     impl.__name__ = f"{op.name}_host_fallback"
     return impl
 
+
+def _unique(a, dim=None, part="values"):
+    """unique on the device (:mod:`.kernels_unique`); with an integer ``dim`` (distinct
+    slices, a lexicographic sort of rows) on the host, counted as a fallback."""
+    if dim is None:
+        return KU.unique(a, None, part)
+    return _host_impl(So.Unique)(a, dim=dim, part=part)
+
+
+TABLE[So.Unique] = _unique
 
 #: ops that run on half storage as it is (conversions, copies and views)
 _HALF_AS_IS = {E.Cast, _CopyInto, S.Reshape, S.View, S.ViewDtype, S.Expand, S.Permute, S.Squeeze,

@@ -135,6 +135,22 @@ class Bincount(Op):
                           copy=False)
 
 
+def unique_flat(a: np.ndarray) -> tuple:
+    """``(values, inverse, counts)`` of the 1-D ``a``: NumPy's ``unique`` with
+    ``equal_nan=False`` (every NaN distinct, last) through a stable argsort, so that the
+    inverse of the NaNs (in input order) and which of ``0.0``/``-0.0`` is kept (the first
+    in the input) do not depend on NumPy's quicksort (an unstable SIMD sort on some CPUs)."""
+    perm = np.argsort(a, kind="stable")
+    aux = a[perm]
+    first = np.empty(aux.shape, bool)
+    first[:1] = True
+    np.not_equal(aux[1:], aux[:-1], out=first[1:])
+    inverse = np.empty(a.shape, _I64)
+    inverse[perm] = np.cumsum(first) - 1
+    starts = np.append(np.flatnonzero(first), a.size)
+    return aux[first], inverse, np.diff(starts).astype(_I64)
+
+
 class Unique(Op):
     """One ``part`` of ``unique(a)``: the sorted distinct elements (``"values"``), for each
     element the index of its value there (``"inverse"``), or the count of each value
@@ -144,8 +160,7 @@ class Unique(Op):
 
     def forward(a, dim=None, part="values"):
         if dim is None:
-            values, inverse, counts = np.unique(a.reshape(-1), return_inverse=True,
-                                                return_counts=True, equal_nan=False)
+            values, inverse, counts = unique_flat(a.reshape(-1))
             inverse = inverse.reshape(a.shape)
         else:
             values, inverse, counts = np.unique(a, axis=dim, return_inverse=True,
