@@ -132,7 +132,7 @@ def gemm(a3: CudaArray, b3: CudaArray, bias: CudaArray | None = None) -> CudaArr
     """``a3 @ b3`` for (B|1, M, K) and (B|1, K, N) float views of one dtype (a batch of 1,
     or of stride 0, is broadcast), + ``bias`` over N: a new contiguous (B, M, N) array."""
     cp = provider()
-    B = max(a3.shape[0], b3.shape[0])
+    B = b3.shape[0] if a3.shape[0] == 1 else a3.shape[0]   # (a batch of 1 broadcasts, to 0 too)
     M, K, N = a3.shape[1], a3.shape[2], b3.shape[2]
     if cp is None or a3.dtype.char not in CUBLAS_DTYPES or not (B and M and N and K):
         return launch.gemm_tile(a3, b3, bias)

@@ -270,7 +270,7 @@ def gemm_tile(a3: CudaArray, b3: CudaArray, bias: CudaArray | None = None) -> Cu
     over N) by the tiled kernel: a new contiguous (B, M, N) array.  Matrix products call
     :func:`runtime.cuda.blas.gemm`, which runs this where cuBLAS is not used."""
     dt = a3.dtype
-    B = max(a3.shape[0], b3.shape[0])
+    B = b3.shape[0] if a3.shape[0] == 1 else a3.shape[0]   # (a batch of 1 broadcasts, to 0 too)
     M, Kd, N = a3.shape[1], a3.shape[2], b3.shape[2]
     sa = (0 if a3.shape[0] == 1 else a3.estrides[0],) + a3.estrides[1:]
     sb = (0 if b3.shape[0] == 1 else b3.estrides[0],) + b3.estrides[1:]

@@ -220,3 +220,12 @@ def test_stream_follows_numba_per_thread_default_stream(monkeypatch):
     assert blas.numba_stream_ptr() == 1                        # cudaStreamLegacy
     monkeypatch.setenv("CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM", "1")
     assert blas.numba_stream_ptr() == 2                        # cudaStreamPerThread
+
+
+def test_a_batch_of_one_against_an_empty_batch_gives_an_empty_batch():
+    # max(1, 0) made the product a batch of 1 read from the empty operand's memory
+    one = CudaArray.from_host(np.ones((1, 2, 3), np.float32))
+    none = CudaArray.from_host(np.ones((0, 3, 4), np.float32))
+    assert launch.gemm_tile(one, none).shape == (0, 2, 4)
+    assert blas.gemm(one, none).shape == (0, 2, 4)
+    assert blas.gemm(none.transpose((0, 2, 1)), one.transpose((0, 2, 1))).shape == (0, 4, 2)
