@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.cuda import DEVICE as DEV
 from runtime.cuda import kernels as K
 from runtime.cuda import launch
 from runtime.cuda.array import CudaArray
@@ -195,9 +194,7 @@ def _module():
 
 
 def _launch(name, n, args):
-    if n:
-        blocks, threads = DEV.grid(n)
-        DEV.launch(_module(), name, blocks, threads, args)
+    launch.over(_module(), name, n, args)
 
 
 # -- compaction: the prefix count of a mask -----------------------------------------------------

@@ -35,7 +35,6 @@ import collections
 
 import numpy as np
 
-from runtime.cuda import DEVICE as DEV
 from runtime.cuda import kernels as K
 from runtime.cuda import launch
 from runtime.cuda.array import CudaArray
@@ -175,10 +174,8 @@ def _fold_map(n: int, lo: int, hi: int, mode: str):
 
 def _gather(x, index, rows, m_in, m_out, fill, out):
     n = rows * m_out
-    if n:
-        blocks, threads = DEV.grid(n)
-        DEV.launch(_module(), "gather", blocks, threads,
-                   [x.base, x.offset, m_in, index.base, out.base, m_out, fill, n])
+    launch.over(_module(), "gather", n,
+                [x.base, x.offset, m_in, index.base, out.base, m_out, fill, n])
     return out
 
 
@@ -187,11 +184,9 @@ def _gather_sum(x, csr, rows, m_in, m_out, inner, from_zero, out):
     n = rows * m_out * inner
     if n:
         ptr, src = csr
-        zero = np.zeros((), x.dtype)[()]
-        blocks, threads = DEV.grid(n)
-        DEV.launch(_module(), "gather_sum", blocks, threads,
-                   [x.base, x.offset, m_in, ptr.base, src.base, out.base, m_out, inner, zero,
-                    bool(from_zero), n])
+        launch.over(_module(), "gather_sum", n,
+                    [x.base, x.offset, m_in, ptr.base, src.base, out.base, m_out, inner,
+                     np.zeros((), x.dtype)[()], bool(from_zero), n])
     return out
 
 
@@ -304,10 +299,8 @@ def one_hot(x, num_classes):
         if hi >= num_classes:
             raise RuntimeError("Class values must be smaller than num_classes.")
     out = CudaArray.empty(tuple(x.shape) + (num_classes,), _I64)
-    n = out.size
-    if n:
+    if out.size:
         x = contiguous(x)
-        blocks, threads = DEV.grid(n)
-        DEV.launch(_module(), "one_hot", blocks, threads,
-                   [x.base, x.offset, out.base, int(num_classes), n])
+        launch.over(_module(), "one_hot", out.size,
+                    [x.base, x.offset, out.base, int(num_classes), out.size])
     return out

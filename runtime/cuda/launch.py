@@ -37,6 +37,14 @@ def module(key, make):
     return mod
 
 
+def over(mod, name: str, n: int, args: list) -> None:
+    """Launch the grid-stride kernel ``name`` of ``mod`` over ``n`` elements (nothing
+    when ``n`` is 0)."""
+    if n:
+        blocks, threads = DEV.grid(n)
+        DEV.launch(mod, name, blocks, threads, args)
+
+
 # -- generated kernels: a scalar core in the grid-stride or block-reduction template ------
 
 def run_core(core, out_vars, operands, out_dtypes, shape, doc="", outs=None) -> list:
