@@ -82,26 +82,33 @@ import json, sys
 from runtime.cuda import kernels, ptxcheck
 out = {}
 for name, sig in json.loads(sys.argv[1]).items():
-    ptx = ptxcheck.ptx({"source": kernels.RANDOM_SOURCE, "name": name, "signature": sig},
-                       "sm_80")
+    source = kernels.rank_source(True) if name == "rank" else kernels.RANDOM_SOURCE
+    ptx = ptxcheck.ptx({"source": source, "name": "kernel" if name == "rank" else name,
+                        "signature": sig}, "sm_80")
     body = ptx[ptx.index(".entry"):]
     out[name] = [ln.strip() for ln in body.splitlines() if ".f64" in ln]
 print(json.dumps(out))
 """
 
 
-def test_no_float64_in_the_ptx_of_32_bit_draws():
-    """Compiled to PTX for sm_80 in a process without the simulator (NVVM from the venv's
-    CUDA wheels, no GPU needed); the float64 kernels, for contrast, do use .f64."""
+def f64_in_ptx(sigs: dict) -> dict:
+    """kernel name -> the lines of its sm_80 PTX that use float64, for the kernels of
+    ``kernels.RANDOM_SOURCE`` (and ``"rank"``: the rank kernel) with the given argument
+    types; compiled in a process without the simulator (NVVM from the venv's CUDA wheels,
+    no GPU needed).  Skips the test where there is no libNVVM."""
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    sigs = {**_SIG, "rand": [["array", "float64", 1]] + _SIG["rand32"][1:]}
     proc = subprocess.run([sys.executable, "-c", _SCRIPT, json.dumps(sigs)], cwd=root,
                           env=env, capture_output=True, text=True, timeout=300)
     if proc.returncode and ("NVVM" in proc.stderr and "not found" in proc.stderr.lower()):
         pytest.skip("no libNVVM here (the cuda extra's nvidia-nvvm wheel)")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    f64 = json.loads(proc.stdout.strip().splitlines()[-1])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_no_float64_in_the_ptx_of_32_bit_draws():
+    """The float64 kernels, for contrast, do use .f64."""
+    f64 = f64_in_ptx({**_SIG, "rand": [["array", "float64", 1]] + _SIG["rand32"][1:]})
     assert f64.pop("rand")                   # the check sees float64 where there is some
     # randn32's cosf is libdevice's __nv_cosf, whose large-argument reduction (Payne-Hanek,
     # for |x| > 105615) scales a 64-bit integer by pi/2 * 2**-64 in float64: never reached

@@ -5,11 +5,6 @@ Tiny shapes: the simulator runs ~170 us a thread."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -17,6 +12,7 @@ import eager
 import eager.cuda.ops as cuda_ops
 from eager.cuda import kernels_sort
 from tests.gpu.test_cuda_ops_coverage import check
+from tests.gpu.test_cuda_random32 import f64_in_ptx
 
 RNG = np.random.default_rng(3)
 # ties, NaN and signed zeros along every dimension
@@ -285,32 +281,10 @@ _SIG = {"multinomial_sums32": [_A32, _A32, _A32, _I, _I, ["array", "int32", 1]],
         "multinomial_draw32": [_A32, _A32, ["array", "int64", 1], _I, _I, _I, _I, _I],
         "multinomial_keys32": [_A32, _A32, _I, _I, _I]}
 
-_SCRIPT = r"""
-import json, sys
-from runtime.cuda import kernels, ptxcheck
-out = {}
-for name, sig in json.loads(sys.argv[1]).items():
-    source = kernels.RANDOM_SOURCE if name != "rank" else kernels.rank_source(True)
-    ptx = ptxcheck.ptx({"source": source, "name": name if name != "rank" else "kernel",
-                        "signature": sig}, "sm_80")
-    body = ptx[ptx.index(".entry"):]
-    out[name] = [ln.strip() for ln in body.splitlines() if ".f64" in ln]
-print(json.dumps(out))
-"""
-
-
 def test_no_float64_in_the_ptx_of_float32_multinomial_and_rank():
-    """As tests/gpu/test_cuda_random32.py: compiled to PTX for sm_80 without the simulator."""
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    sigs = {**_SIG, "rank": [_A32, ["array", "int64", 1], _I, _I, _I, _I, _I],
-            "multinomial_keys": [["array", "float64", 1]] * 2 + [_I] * 3}
-    proc = subprocess.run([sys.executable, "-c", _SCRIPT, json.dumps(sigs)], cwd=root,
-                          env=env, capture_output=True, text=True, timeout=300)
-    if proc.returncode and ("NVVM" in proc.stderr and "not found" in proc.stderr.lower()):
-        pytest.skip("no libNVVM here (the cuda extra's nvidia-nvvm wheel)")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    f64 = json.loads(proc.stdout.strip().splitlines()[-1])
+    """As tests/gpu/test_cuda_random32.py (its f64_in_ptx: sm_80, no simulator)."""
+    f64 = f64_in_ptx({**_SIG, "rank": [_A32, ["array", "int64", 1], _I, _I, _I, _I, _I],
+                      "multinomial_keys": [["array", "float64", 1]] * 2 + [_I] * 3})
     assert f64.pop("multinomial_keys")       # the check sees float64 where there is some
     assert f64 == {name: [] for name in f64}, f64
     assert set(f64) == set(_SIG) | {"rank"}
