@@ -431,15 +431,16 @@ class device:
                                f"type at start of device string: {spec}")
         self.type = kind
         self.index = int(idx) if idx else index
-        self._outer = []
 
     def __enter__(self) -> device:
-        self._outer.append(STATE.default_device)
+        # the default device this entry replaces, linked to this object's outer entries
+        # (set only here: a device made but never entered allocates nothing more)
+        self._outer = (STATE.default_device, getattr(self, "_outer", None))
         STATE.default_device = None if self.type == "cpu" else self
         return self
 
     def __exit__(self, *exc) -> None:
-        STATE.default_device = self._outer.pop()
+        STATE.default_device, self._outer = self._outer
 
     def __eq__(self, other) -> bool:
         if isinstance(other, str):

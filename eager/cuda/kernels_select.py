@@ -301,8 +301,7 @@ def bincount(a, weights=None, minlength=0):
     n = a.size
     length = minlength
     if n:
-        top = reduce("amax", a, (0,), False, a.dtype).to_host()
-        length = max(int(top) + 1, minlength)
+        length = max(int(a.max()) + 1, minlength)
     x = contiguous(a)
     if weights is None:
         out = full((length,), 0, _I64)

@@ -42,7 +42,6 @@ from runtime.cuda.array import CudaArray
 from ..ops import pad as P
 from ..ops import window as W
 from .elementwise import _HALF, _I64, bits, cast, contiguous
-from .kernels_reduce import reduce
 
 WINDOW_SOURCE = K.HEADER + '''
 
@@ -292,11 +291,9 @@ def pad_adjoint(g, pads, mode, shape):
 
 def one_hot(x, num_classes):
     if x.size:
-        lo = reduce("amin", x, tuple(range(x.ndim)), False, x.dtype).to_host()
-        if lo < 0:
+        if x.min() < 0:       # (device reductions, one value read back each)
             raise RuntimeError("Class values must be non-negative.")
-        hi = reduce("amax", x, tuple(range(x.ndim)), False, x.dtype).to_host()
-        if hi >= num_classes:
+        if x.max() >= num_classes:
             raise RuntimeError("Class values must be smaller than num_classes.")
     out = CudaArray.empty(tuple(x.shape) + (num_classes,), _I64)
     if out.size:

@@ -17,10 +17,11 @@ host), ``kernels_window`` (im2col/col2im, pad and its adjoint, one_hot: gathers 
 index maps and their deterministic adjoint sums) and ``kernels_random`` (factories, the
 counter-based generator: rand, randn, bernoulli, randint, randperm, multinomial, normal),
 on the launchers of :mod:`runtime.cuda.launch`.  float16/bfloat16 arguments run as the CPU
-runs them (``_half_wrap``); the ops listed in ``HOST_FALLBACK`` (the index-tuple
-factories, the dense factorizations) run on the host, and so does unique with an integer
-``dim`` (distinct slices; counted in ``FALLBACK_CALLS["unique"]``).  An op with no entry raises
-``NotImplementedError`` naming op and device.
+runs them (``_half_wrap``); the ops listed in ``HOST_FALLBACK`` (the dense
+factorizations) run on the host, and so does unique with an integer ``dim`` (distinct
+slices; counted in ``FALLBACK_CALLS["unique"]``); factories whose values are computed on
+the host (arange, eye, tril_indices, combinations) are uploaded once.  An op with no entry
+raises ``NotImplementedError`` naming op and device.
 
 ``einsum`` (``kernels_einsum``) is planned on the host and runs as strided views,
 reductions and one batched GEMM per pairwise contraction; the recurrent scan of

@@ -94,7 +94,7 @@ def _entry(e, x: Tensor):
                 return _Bool(bool(e))
             if kind in "iu":
                 return int(e)  # PyTorch selects with a 0-d integer tensor (a view)
-        if e._data.__class__ is not x._data.__class__ and e.device.type == "cpu":
+        if e.device.type == "cpu" and x.device.type != "cpu":
             return to_device(e, x.device.type)
         return e
     if isinstance(e, range):  # PyTorch takes a range as the list of its integers

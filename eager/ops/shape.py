@@ -131,12 +131,13 @@ def check_view_dtype(a, dtype) -> np.dtype:
         if a.strides[-1] != a.itemsize and a.shape[-1] != 1:
             raise RuntimeError("self.stride(-1) must be 1 to view "
                                f"{a.dtype} as {dtype} (different element sizes)")
-        if dtype.itemsize > a.itemsize and a.shape[-1] % (dtype.itemsize // a.itemsize):
-            raise RuntimeError(f"self.size(-1) must be divisible by "
-                               f"{dtype.itemsize // a.itemsize} to view {a.dtype} as "
-                               f"{dtype} (different element sizes), but got {a.shape[-1]}")
-        if dtype.itemsize > a.itemsize:
-            _check_whole_elements(a, dtype, dtype.itemsize // a.itemsize)
+        ratio = dtype.itemsize // a.itemsize
+        if ratio > 1:
+            if a.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} to view "
+                                   f"{a.dtype} as {dtype} (different element sizes), but "
+                                   f"got {a.shape[-1]}")
+            _check_whole_elements(a, dtype, ratio)
     return dtype
 
 
