@@ -103,7 +103,9 @@ def _send_until(fd: int, data: bytes, deadline: float) -> None:
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([], [fd], [], left)[1]:
             raise WorkerTimeout(f"the compile worker took no request within {TIMEOUT_S} s")
-        view = view[os.write(fd, view[:65536]):]
+        # a writable pipe has room for PIPE_BUF bytes, not more: a larger write to this
+        # blocking fd waits for all of it, forever if the worker stopped reading
+        view = view[os.write(fd, view[:select.PIPE_BUF]):]
 
 
 def _recv_until(fd: int, deadline: float):

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -87,6 +88,37 @@ def test_a_large_request_to_a_hung_worker_times_out_too(tmp_path, monkeypatch):
         assert time.monotonic() - t0 < 2.0
     finally:
         cache.set_cache_dir(None)
+
+
+def test_a_request_into_a_pipe_with_a_little_room_times_out():
+    """A worker stopped mid-read leaves its pipe with some room, less than a write chunk:
+    select() says writable, and a blocking write larger than PIPE_BUF then waited for all
+    of its bytes, forever (the test above hung that way now and then)."""
+    r, w = os.pipe()
+    try:
+        os.set_blocking(w, False)
+        try:
+            while True:
+                os.write(w, b"x" * 4096)
+        except BlockingIOError:
+            pass
+        os.read(r, 8192)                     # the worker read a little, then stopped
+        os.set_blocking(w, True)
+        raised = []
+
+        def send():
+            try:
+                compile_worker._send_until(w, b"y" * 100_000, time.monotonic() + 0.5)
+            except compile_worker.WorkerTimeout as exc:
+                raised.append(exc)
+        t = threading.Thread(target=send, daemon=True)
+        t.start()
+        t.join(5.0)
+        assert not t.is_alive(), "the write blocked past its deadline"
+        assert raised and "took no request" in str(raised[0])
+    finally:
+        os.close(r)
+        os.close(w)
 
 
 def test_compiler_wait_honours_its_timeout_and_returns_after_a_hung_worker(tmp_path):
