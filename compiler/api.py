@@ -43,6 +43,7 @@ from .pystate.observer import Observer
 from .pystate.symbolic import is_sym
 from .refs import ArgTensor, GradTensor, HeldTensor
 from .regions import ModuleCall, Regions
+from .split import Split, line_in
 
 _EAGER = "eager"  # cache value: this key runs eagerly
 #: replays of a key that raise where eager does not, before the key runs eagerly for good
@@ -112,6 +113,8 @@ class CompiledFunction:
         self._cache: dict = {}
         self._always_eager: str | None = None  # why every call runs the body eagerly
         self._breaks: list[str] = []   # the graph breaks behind it, each naming its line
+        self._split = None  # compiler.split.Split: the function cut at a break's line
+        self._piece_of = None  # the Split this function is a compiled piece of
         self._last_key = None
         self._warned_limit = False
         self._n_traces = 0
@@ -203,6 +206,8 @@ class CompiledFunction:
         if _VMAPS:  # inside eager.func.vmap: its batched tensors run the function eagerly
             self._fallback(_UNDER_VMAP)
             return self.fn(*args, **kwargs)
+        if self._split is not None:  # a graph break: compiled pieces around its line
+            return self._split(args, kwargs)
         if self._always_eager is not None:  # a graph break: Module calls still compiled
             self._fallback(self._always_eager)
             return self._run_broken(args, kwargs)
@@ -361,6 +366,8 @@ class CompiledFunction:
             return self._trace(key, tensors, args, kwargs, None, "")  # eager, at its speed
         reason = "first call" if self._last_key is None else \
             describe_key_change(self._last_key, key, self._argnames)
+        if self._piece_of is not None and self._last_key is not None:
+            self._piece_of.cut_at_use(self, self._last_key, key, args)  # (next calls)
         if self._last_key is not None:
             if self._dyn.mark_args(self._last_key, key):  # a number argument changed
                 reason += " (from now on an input of the trace)"
@@ -377,13 +384,20 @@ class CompiledFunction:
         path, index, seen = failed
         where, kind, expected = path.guards[index]
         if kind == "text":  # a number formatted into text took another value: a break
-            self._graph_break([f"a number computed by the graph formatted into text at "
-                               f"{where} (was {expected!r}, now {seen!r})"])
+            why = [f"a number computed by the graph formatted into text at {where} (was "
+                   f"{expected!r}, now {seen!r})"]
+            if self._cut_at(where, why):  # that statement runs eagerly from now on
+                return self._trace(key, tensors, args, kwargs, variant, why[0])
+            self._graph_break(why)
             self._fallback(self._always_eager)
             warnings.warn(f"{self.__name__}: {self._always_eager}", CompileWarning,
                           stacklevel=4)
             return self._run_broken(args, kwargs)
         reason = f"branch at {where}: {kind}() was {expected!r}, now {seen!r}"
+        if kind == "item":
+            # a number read out of the graph into Python (a list of losses) that took
+            # another value: that statement runs eagerly from now on (the next calls)
+            self._cut_at(where, [f"item() feeds Python at {where}"])
         log.guards.info("%s: %s; not traced yet, running eagerly", self.__name__, reason)
         if self._n_traces >= self.max_traces and self._warned_limit:
             self._count_failure(key)  # a branch that keeps going elsewhere: back off
@@ -412,6 +426,7 @@ class CompiledFunction:
                 self._regions = Regions(self._region)
             return self._regions.run(self.fn, args, kwargs)
         tracer = Tracer(self.fullgraph)
+        tracer.root_code = getattr(self.fn, "__code__", None)
         for t in tensors:
             tracer.add_input(t)
         traced_args, restore = self._dyn.inject(tracer, args, kwargs)
@@ -438,7 +453,7 @@ class CompiledFunction:
             if observer.this_call_only:  # (a buffer registered lazily): trace the next call
                 self._fallback(f"this call could not be traced: {observer.unsure[0]}")
                 return result
-            self._run_eagerly(observer.unsure)
+            self._run_eagerly(observer.unsure, observer.unsure_line)
             return result
         if tracer.half and not (tracer.breaks or tracer.unsupported):
             # float16/bfloat16 (autocast, .half()): eager computes them in float32 and rounds;
@@ -453,7 +468,7 @@ class CompiledFunction:
                            "them: " + "; ".join(tracer.unsupported), count=False)
             return result
         if tracer.breaks or tracer.unsupported:
-            self._graph_break(tracer.breaks + tracer.unsupported)
+            self._graph_break(tracer.breaks + tracer.unsupported, tracer.break_line)
             return result
         t0 = time.perf_counter()
         try:
@@ -486,13 +501,33 @@ class CompiledFunction:
                        path.graph)
         return result
 
-    def _graph_break(self, reasons: list) -> None:
-        """The function cannot be traced whole (each reason names its line): from now on
-        every call runs the body eagerly with Module calls compiled (:meth:`_run_broken`)."""
+    def _graph_break(self, reasons: list, line: int | None = None) -> bool:
+        """The function cannot be traced whole (each reason names its line).  From now
+        on it runs split at ``line`` (the line of its own body where the first break
+        happened; :mod:`compiler.split`): compiled pieces before and after that
+        statement, the statement eager.  A function that cannot be split there runs its
+        body eagerly with Module calls compiled (:meth:`_run_broken`)."""
         self._breaks = list(reasons)
+        if line is not None and not self.fullgraph:
+            whole = self._piece_of.owner if self._piece_of is not None else self
+            try:
+                if self._piece_of is not None:
+                    done = self._piece_of.cut(line, reasons)
+                else:
+                    self._split = Split.make(self, line, list(reasons))
+                    done = self._split is not None
+            except Exception as e:  # never an error to the user: the body runs eagerly
+                log.fallbacks.info("%s: splitting at line %s failed: %s: %s", self.__name__,
+                                   line, type(e).__name__, e)
+                done = False
+            if done:
+                log.fallbacks.info("%s: graph break at line %d (%s): %s", whole.__name__,
+                                   line, "; ".join(reasons), "; ".join(whole._split.describe()))
+                return True
         self._always_eager = ("runs eagerly on every call, each nn.Module it calls compiled "
                               "on its own (graph break: " + "; ".join(reasons) + ")")
         self._fallback(self._always_eager, count=False)  # (this call was counted)
+        return False
 
     def _run_broken(self, args, kwargs):
         """A call of a function that cannot be traced whole (a graph break): its body runs
@@ -503,14 +538,38 @@ class CompiledFunction:
             self._regions = Regions(self._region)
         return self._regions.run(self.fn, args, kwargs)
 
+    def _cut_at(self, where: str, reasons: list) -> bool:
+        """Split this function (or the function this is a piece of) at ``where``
+        (``file:line in name``) when that is a line of its body.  True when it did."""
+        if self.fullgraph:
+            return False
+        if self._piece_of is not None:
+            return self._piece_of.cut_at_line(where, reasons)
+        line = line_in(self.fn, where)
+        return line is not None and self._graph_break(reasons, line)
+
+    def _regions_run(self, fn, args, kwargs):
+        """``fn(*args, **kwargs)`` eagerly, each Module it calls a compiled region."""
+        if self._regions is None:
+            self._regions = Regions(self._region)
+        return self._regions.run(fn, args, kwargs)
+
+    def _piece(self, fn, instance: bool, split) -> "CompiledFunction":
+        """A compiled function for one piece of this function split at a graph break."""
+        cf = CompiledFunction(fn, **self._options)
+        cf._instance = instance
+        cf._piece_of = split
+        return cf
+
     def _region(self, fn) -> "CompiledFunction":
         """A compiled function for one Module call of a body running eagerly."""
         return CompiledFunction(fn, fullgraph=False, max_traces=self.max_traces,
                                 backend=self.backend, check=self.check)
 
-    def _run_eagerly(self, reasons: list) -> None:
+    def _run_eagerly(self, reasons: list, line: int | None = None) -> None:
         """Code the observer cannot follow safely (``reasons``): a graph break, warned."""
-        self._graph_break(reasons)
+        if self._graph_break(reasons, line):
+            return
         warnings.warn(f"{self.__name__}: {self._always_eager}", CompileWarning, stacklevel=4)
 
     def _build(self, tracer: Tracer, tensors, result, observer):

@@ -167,6 +167,10 @@ class Tracer(TracerHooks):
         self.sym_casts: dict = {}              # (id(tensor), dtype) -> input read as dtype
         self.n_guards = 0
         self.has_backward = False
+        self.root_code = None                  # the compiled function's code object
+        self.break_line = None                 # its line where the first break happened
+        self.foreign: dict = {}                # id(grad_fn) -> tensor: autograd history
+                                               # made before the call (inputs, lifted)
         self.has_random = False
         self.phase = "forward"
         self.entry_rg: dict[int, bool] = {}    # id(tensor) -> requires_grad at entry
@@ -193,6 +197,8 @@ class Tracer(TracerHooks):
             self.origin[id(arr)] = t
             self._note_memory(arr)
         self.entry_rg.setdefault(id(t), t.requires_grad)
+        if t.grad_fn is not None:
+            self.foreign[id(t.grad_fn)] = t
         self.inputs.append(v)
         return v
 
@@ -206,6 +212,8 @@ class Tracer(TracerHooks):
             self.origin[id(arr)] = t
             self.entry_rg.setdefault(id(t), t.requires_grad)
             self.lifted.append((t, v))
+            if t.grad_fn is not None:
+                self.foreign[id(t.grad_fn)] = t
             self._note_memory(arr)
             if self.lifted_facts is None:
                 self.lifted_facts = LiftedFacts()
@@ -395,6 +403,7 @@ class Tracer(TracerHooks):
             return  # print of a tensor: a print effect replays it
         where = user_frame_line()
         reason = f"{what} reads tensor data into Python at {where}"
+        self._note_break_line()
         if reason not in self.breaks:
             self.breaks.append(reason)
         if self.fullgraph:
@@ -405,10 +414,21 @@ class Tracer(TracerHooks):
 
     def _unsupported(self, what: str) -> None:
         reason = f"{what} at {user_frame_line()}"
+        self._note_break_line()
         if reason not in self.unsupported:
             self.unsupported.append(reason)
         if self.fullgraph:
             raise GraphBreak(reason)
+
+    def _note_break_line(self) -> None:
+        """Note the line of the compiled function's own frame running now: where the
+        first break happened, in the function's body (see :mod:`compiler.split`)."""
+        if self.break_line is None and self.root_code is not None:
+            f = sys._getframe(2)
+            while f is not None and f.f_code is not self.root_code:
+                f = f.f_back
+            if f is not None:
+                self.break_line = f.f_lineno
 
     def on_inplace(self, target: Tensor, result: Tensor) -> None:
         """``target`` now holds ``result``'s value (its array was written in place)."""
@@ -465,6 +485,19 @@ class Tracer(TracerHooks):
     def on_backward(self) -> None:
         if self.phase == "forward":
             self.has_backward = True
+
+    def on_backward_nodes(self, nodes) -> None:
+        """The grad nodes a backward inside the call will run.  One made before the call
+        (the history of an input or of a tensor read from outside) cannot be replayed:
+        its saved tensors are this call's, so the backward is a graph break (it runs
+        eagerly, as do its neighbours' lines when the function is split there)."""
+        if self.foreign and self.phase == "forward":
+            for n in nodes:
+                if id(n) in self.foreign:
+                    self._unsupported("backward() into autograd history made before the "
+                                      "compiled call (a tensor it received was computed "
+                                      "with grad outside it)")
+                    return
 
     def guard_value(self, where: str, getter, value) -> None:
         """Guard a Python value the trace depends on; ``getter()`` re-reads it.  The first

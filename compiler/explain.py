@@ -103,15 +103,20 @@ class Explanation:
         self.stats = cf.stats()
         self.fallbacks = list(cf._fallback_reasons)
         self.always_eager = cf._always_eager
-        self.graph_breaks = list(cf._breaks)
+        self.graph_breaks = list(cf._breaks if cf._split is None else cf._split.reasons)
         self.regions = cf._regions.summary() if cf._regions is not None else []
+        split = cf._split
+        self.pieces = [] if split is None else \
+            [(p.lines, None if p.compiled_fn is None else Explanation(p.compiled_fn))
+             for p in split.pieces]
         self.traces = []
         for key, variant, path, reason in cf._records:
             self.traces.append(_trace_info(key, variant, path, reason, cf._argnames))
 
     @property
     def kernels(self) -> list:
-        return [k for t in self.traces for k in t["kernels"]]
+        return [k for t in self.traces for k in t["kernels"]] + \
+            [k for _, ex in self.pieces if ex is not None for k in ex.kernels]
 
     def __str__(self) -> str:
         return self.full() if self.verbose else self.summary()
@@ -123,7 +128,19 @@ class Explanation:
         out = [f"compiled function {self.name}: {s['calls']} calls, {s['hits']} hits, "
                f"{s['traces']} traces, {s['fallbacks']} eager fallbacks, "
                f"{s['compile_seconds']:.3f} s compiling"]
-        if self.graph_breaks:
+        if self.pieces:
+            out.append(f"  {_plural(len(self.graph_breaks), 'graph break')}: the function "
+                       f"runs in {len(self.pieces)} pieces, compiled around the statements "
+                       "that break (those run eagerly, each nn.Module they call compiled)")
+            out += [_clip(f"    - {b}") for b in self.graph_breaks]
+            for lines, ex in self.pieces:
+                if ex is None:
+                    out.append(f"    {lines}: runs eagerly")
+                else:
+                    st = ex.stats
+                    out.append(f"    {lines}: compiled ({st['calls']} calls, {st['hits']} "
+                               f"hits, {st['traces']} traces)")
+        elif self.graph_breaks:
             out.append(f"  {_plural(len(self.graph_breaks), 'graph break')}: the body runs "
                        "eagerly, each nn.Module it calls compiled on its own")
             out += [_clip(f"    - {b}") for b in self.graph_breaks]
@@ -193,10 +210,21 @@ class Explanation:
             for r in self.fallbacks:
                 out.append(_clip(f"  {r}"))
                 out.append(_clip(f"    hint: {hint_for(r)}"))
-        if traces or self.fallbacks:
+        out.extend(self._piece_lines("summary"))
+        if traces or self.fallbacks or self.pieces:
             out.append(f"full report (guards, graphs, kernel source): "
                        f"print({self.name}.explain().full())")
         return "\n".join(out)
+
+    def _piece_lines(self, how: str) -> list:
+        """Each compiled piece's own report (``summary`` or ``full``), indented."""
+        out = []
+        for lines, ex in self.pieces:
+            if ex is not None:
+                out.append(f"piece {lines}:")
+                text = getattr(ex, how)().splitlines()
+                out.extend("  " + ln for ln in text if not ln.startswith("full report"))
+        return out
 
     def _branch_lines(self) -> list:
         seen: dict = {}
@@ -276,6 +304,7 @@ class Explanation:
             for r in self.fallbacks:
                 out.append(f"  {r}")
                 out.append(f"    hint: {hint_for(r)}")
+        out.extend(self._piece_lines("full"))
         return "\n".join(out)
 
 

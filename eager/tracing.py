@@ -68,6 +68,9 @@ class TracerHooks:
     def on_backward(self) -> None:
         """A backward pass starts."""
 
+    def on_backward_nodes(self, nodes) -> None:
+        """The grad nodes that backward runs (an iterable)."""
+
     # Python state eager's own code depends on
     def guard_value(self, where: str, getter, value) -> None:
         """``getter()`` gave ``value``; a replay must see the same."""

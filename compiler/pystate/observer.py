@@ -24,12 +24,15 @@ watched: they read only their arguments and declare the state they depend on
 
 from __future__ import annotations
 
+import collections
 import dis
 import functools
 import gc
 import os
 import sys
 import types
+
+import numpy as np
 
 from eager.amp.grad_scaler import GradScaler
 from eager.nn.module import Module
@@ -123,6 +126,7 @@ class Observer:
         self.guards: list = []
         self.effects: list = []
         self.unsure: list[str] = []
+        self.unsure_line = None      # the root function's line where it first gave up
         self.states: dict = {}
         self.written: dict = {}      # (id(obj), key) -> Prov of what this call stored there
         self.mutated: set = set()    # ids of containers this call changed
@@ -174,6 +178,10 @@ class Observer:
     def give_up(self, why: str, frame=None, this_call_only: bool = False) -> None:
         if not self.unsure:
             self.this_call_only = this_call_only
+            f = frame
+            while f is not None and f.f_code is not self.root_code:
+                f = f.f_back
+            self.unsure_line = f.f_lineno if f is not None else None  # in the root's body
         reason = f"{why} ({where(frame)})" if frame is not None else why
         if reason not in self.unsure:
             self.unsure.append(reason)
@@ -394,7 +402,9 @@ class Observer:
                 todo.extend(v.values())
             elif isinstance(v, (types.GeneratorType, types.CoroutineType,
                                 types.AsyncGeneratorType)) or self.made.get(id(v)) is v \
-                    or hasattr(t, "__next__"):  # (an iterator: each call needs its own)
+                    or hasattr(t, "__next__") or isinstance(v, _MUTABLE_RESULTS):
+                # (an iterator: each call needs its own; a NumPy array or a set the call
+                # may have made: a replay would hand back call 0's, mutated since)
                 raise Unsure(f"returns a {t.__name__} it made (a replay cannot make it "
                              "anew)")
 
@@ -572,6 +582,11 @@ def _op_codes() -> dict:
                     codes[id(code)] = code
         _OP_CODES["n"], _OP_CODES["codes"] = len(OPS), codes
     return _OP_CODES["codes"]
+
+
+#: mutable values a call may make without the observer seeing a constructor run
+_MUTABLE_RESULTS = (np.ndarray, set, bytearray, collections.deque, collections.OrderedDict,
+                    collections.defaultdict)
 
 
 def _root_code(fn):

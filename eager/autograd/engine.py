@@ -21,6 +21,7 @@ hooks and waits for them in such a callback).
 
 from __future__ import annotations
 
+import itertools
 import threading
 
 import numpy as np
@@ -170,6 +171,8 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
     # id(leaf) -> gradients still to come, when leaves are accumulated as they complete
     leaf_deps: dict | None = None if capture else {}
     deps = _count_deps(list(node_buf), useful, want_nodes if partial else None, leaf_deps)
+    if tracing:
+        STATE.tracer.on_backward_nodes(itertools.chain(node_buf, deps))
     ready = [n for n in node_buf if n not in deps]
     finish = _LeafFinisher(quiet, as_tensors, create_graph, want_leaves)
 

@@ -167,8 +167,8 @@ def test_a_scheduler_step_replays_with_its_learning_rate_an_input():
 
 def test_a_formatted_number_that_changes_is_a_graph_break_at_once():
     """``f"{loss.item():.3f}"`` needs the value as text: when a replay meets another value
-    the function breaks there (the body eager, Module calls compiled) instead of
-    retracing for every new value until max_traces."""
+    the function breaks there (split: that statement eager, the lines around it compiled)
+    instead of retracing for every new value until max_traces."""
     def make():
         lin = _net()
 
@@ -179,13 +179,12 @@ def test_a_formatted_number_that_changes_is_a_graph_break_at_once():
         return f
     cf, out_e, out_c = _twins(make, _xs())
     assert out_e == out_c
-    st = cf.stats()
-    assert st["traces"] == 1, st
+    assert cf.stats()["traces"] == 2, cf.stats()  # call 0, and call 1 where the text changed
     ex = cf.explain()
     assert len(ex.graph_breaks) == 1 and "formatted into text" in ex.graph_breaks[0]
     assert "test_print_and_numbers.py" in ex.graph_breaks[0]
-    (name, region), = ex.regions
-    assert name == "Linear" and region["hits"] >= 4
+    (_, before), (_, printing), (_, after) = ex.pieces
+    assert printing is None and before.stats["hits"] >= 3 and after.stats["hits"] >= 3
 
 
 def test_a_formatted_number_that_stays_the_same_replays():
