@@ -132,8 +132,9 @@ class CompiledFunction:
         self._streak = 0  # calls in a row past max_traces that ran eagerly (any key)
 
     def stats(self) -> dict:
-        """Counters: calls, hits (served by compiled code), traces, fallbacks (eager calls),
-        misses, guard_failures, compile_seconds."""
+        """Counters: calls, hits (served by compiled code), traces, fallbacks (eager calls,
+        and calls of a function split at a graph break: each compiled piece has counters
+        of its own, ``explain().pieces``), misses, guard_failures, compile_seconds."""
         return dict(self._stats)
 
     def explain(self, wait: bool = True, verbose: bool = False) -> Explanation:
@@ -207,6 +208,7 @@ class CompiledFunction:
             self._fallback(_UNDER_VMAP)
             return self.fn(*args, **kwargs)
         if self._split is not None:  # a graph break: compiled pieces around its line
+            st["fallbacks"] += 1  # (in part eager; the pieces count their own hits)
             return self._split(args, kwargs)
         if self._always_eager is not None:  # a graph break: Module calls still compiled
             self._fallback(self._always_eager)
@@ -387,6 +389,7 @@ class CompiledFunction:
             why = [f"a number computed by the graph formatted into text at {where} (was "
                    f"{expected!r}, now {seen!r})"]
             if self._cut_at(where, why):  # that statement runs eagerly from now on
+                self._warn_split()
                 return self._trace(key, tensors, args, kwargs, variant, why[0])
             self._graph_break(why)
             self._fallback(self._always_eager)
@@ -394,9 +397,10 @@ class CompiledFunction:
                           stacklevel=4)
             return self._run_broken(args, kwargs)
         reason = f"branch at {where}: {kind}() was {expected!r}, now {seen!r}"
-        if kind == "item":
-            # a number read out of the graph into Python (a list of losses) that took
-            # another value: that statement runs eagerly from now on (the next calls)
+        if kind == "item" and type(seen) is float:
+            # a float read out of the graph into Python (a list of losses) that took
+            # another value: that statement runs eagerly from now on (the next calls).
+            # (An int is often a size that repeats: a trace per value, as before.)
             self._cut_at(where, [f"item() feeds Python at {where}"])
         log.guards.info("%s: %s; not traced yet, running eagerly", self.__name__, reason)
         if self._n_traces >= self.max_traces and self._warned_limit:
@@ -538,6 +542,14 @@ class CompiledFunction:
             self._regions = Regions(self._region)
         return self._regions.run(self.fn, args, kwargs)
 
+    def _warn_split(self, stacklevel: int = 5) -> None:
+        """Warn that this function (or the one it is a piece of) now runs split."""
+        whole = self._piece_of.owner if self._piece_of is not None else self
+        split = whole._split
+        warnings.warn(f"{whole.__name__}: graph break ({split.reasons[-1]}): runs in "
+                      f"pieces, " + "; ".join(split.describe()), CompileWarning,
+                      stacklevel=stacklevel)
+
     def _cut_at(self, where: str, reasons: list) -> bool:
         """Split this function (or the function this is a piece of) at ``where``
         (``file:line in name``) when that is a line of its body.  True when it did."""
@@ -546,7 +558,13 @@ class CompiledFunction:
         if self._piece_of is not None:
             return self._piece_of.cut_at_line(where, reasons)
         line = line_in(self.fn, where)
-        return line is not None and self._graph_break(reasons, line)
+        split = None if line is None else Split.make(self, line, list(reasons))
+        if split is None:
+            return False
+        self._split, self._breaks = split, list(reasons)
+        log.fallbacks.info("%s: graph break at line %d (%s): %s", self.__name__, line,
+                           "; ".join(reasons), "; ".join(split.describe()))
+        return True
 
     def _regions_run(self, fn, args, kwargs):
         """``fn(*args, **kwargs)`` eagerly, each Module it calls a compiled region."""
@@ -569,6 +587,7 @@ class CompiledFunction:
     def _run_eagerly(self, reasons: list, line: int | None = None) -> None:
         """Code the observer cannot follow safely (``reasons``): a graph break, warned."""
         if self._graph_break(reasons, line):
+            self._warn_split(stacklevel=5)
             return
         warnings.warn(f"{self.__name__}: {self._always_eager}", CompileWarning, stacklevel=4)
 

@@ -37,8 +37,8 @@ class _Marker:
 
 
 UNBOUND = _Marker("unbound local")   # a local not assigned yet, handed across a cut
-CONTINUE = _Marker("continue")         # a piece ran to its end: the next one goes on
-RETURN = _Marker("return")             # a piece returned: the function's result
+# A piece other than the last returns (RETURNED, value): True when the function returned
+# there (value: its result), False when the piece ran to its end (value: the locals).
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _NOT_SPLIT = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | \
@@ -156,11 +156,11 @@ def live_in(stmts, defined: set = frozenset()) -> set:
 
 # -- the pieces -------------------------------------------------------------------------------
 class _Returns(ast.NodeTransformer):
-    """``return x`` -> ``return (RETURN, x)`` in the function's own scope."""
+    """``return x`` -> ``return (True, x)`` in the function's own scope."""
 
     def visit_Return(self, node):
         value = node.value or ast.Constant(None)
-        return ast.copy_location(ast.Return(ast.Tuple([ast.Name("__dg_return", ast.Load()),
+        return ast.copy_location(ast.Return(ast.Tuple([ast.Constant(True),
                                                        value], ast.Load())), node)
 
     def _skip(self, node):
@@ -235,10 +235,43 @@ def source_def(fn):
         return None
     ast.increment_lineno(tree, code.co_firstlineno - 1)
     node = tree.body[0]
-    # the source found must be this code's: same first statement line
-    if node.lineno != code.co_firstlineno and not node.decorator_list:
-        return None
-    return node
+    if any(isinstance(n, ast.Name) and n.id in _SCOPE_READERS for n in ast.walk(node)):
+        return None  # locals()/vars()/dir()/eval()/exec() would see one piece's locals
+    return node if _same_code(fn, node) else None
+
+
+_SCOPE_READERS = ("locals", "vars", "dir", "eval", "exec")
+
+
+def _same_code(fn, node) -> bool:
+    """Whether ``node`` is the source ``fn`` was compiled from (a file edited since the
+    import has other source): compiled again, it has the same locals, names, constants
+    and lines."""
+    import copy
+    code = fn.__code__
+    fdef = copy.deepcopy(node)
+    if fdef.decorator_list:  # (a decorated function's code starts at its decorator)
+        fdef.lineno = fdef.decorator_list[0].lineno
+    fdef.decorator_list = []
+    maker = ast.FunctionDef("__dg_maker", ast.arguments(
+        [], [ast.arg(n) for n in code.co_freevars], None, [], [], None, []),
+        [fdef, ast.Return(ast.Constant(None))], [], None)
+    if hasattr(ast.FunctionDef, "type_params"):
+        maker.type_params = []
+    ast.copy_location(maker, node)
+    try:
+        mod = compile(ast.fix_missing_locations(ast.Module([maker], [])), code.co_filename,
+                      "exec", dont_inherit=True)
+    except SyntaxError:
+        return False
+    made = next(c for c in mod.co_consts if isinstance(c, types.CodeType))
+    again = next((c for c in made.co_consts if isinstance(c, types.CodeType)
+                  and c.co_name == code.co_name), None)
+    return again is not None and again.co_varnames == code.co_varnames and \
+        set(again.co_names) == set(code.co_names) and \
+        {ln for *_, ln in again.co_lines()} == {ln for *_, ln in code.co_lines()} and \
+        [c for c in again.co_consts if not isinstance(c, types.CodeType)] == \
+        [c for c in code.co_consts if not isinstance(c, types.CodeType)]
 
 
 def split_at(fn, lines, node=None):
@@ -315,7 +348,7 @@ def _piece_def(node, stmts, i, params, outs, defined, after, last) -> ast.Functi
                 epi += _stmt(f"try:\n    __dg_o{j} = {o}\nexcept NameError:\n"
                              f"    __dg_o{j} = __dg_unbound", body[-1])
         names = ", ".join(o if o in after else f"__dg_o{j}" for j, o in enumerate(outs))
-        epi += _stmt(f"return __dg_continue, ({names}{',' if outs else ''})", body[-1])
+        epi += _stmt(f"return False, ({names}{',' if outs else ''})", body[-1])
         body = body + epi
     if i == 0:
         a = copy.deepcopy(node.args)
@@ -337,7 +370,7 @@ def _build(fn, node, pieces, first_arg) -> None:
     the markers, then make each piece a function over ``fn``'s own cells."""
     code = fn.__code__
     free = list(code.co_freevars)
-    markers = {"__dg_unbound": UNBOUND, "__dg_continue": CONTINUE, "__dg_return": RETURN}
+    markers = {"__dg_unbound": UNBOUND}
     inner = []
     for p in pieces:
         t = p.tree
@@ -500,8 +533,8 @@ class Split:
         out = steps[0](*args, **kwargs)
         env = {}
         for k in range(1, len(steps)):
-            flag, values = out
-            if flag is RETURN:
+            returned, values = out
+            if returned:
                 return values
             done = pieces[k - 1]
             own = done.params

@@ -491,6 +491,8 @@ def _write(obs, frame, target: Prov, obj, key, value: Prov, val, attr: bool):
         if attr and key not in ("grad",):
             raise _unsure(f"sets the attribute {key} of a tensor")
         return  # t[i] = v and .grad are tensor writes the trace records itself
+    if not attr:
+        obs.before_change(obj)
     eff = E.SetAttr(obj, key) if attr else E.SetItem(obj, key)
     E.record(obs, eff, value, val, frame, target)
     obs.wrote(obj, key, value)
@@ -517,7 +519,11 @@ def _load_item(obs, st, frame, cont_p, cont, key_p, key) -> Prov:
     if t in (list, tuple, dict, str, range) or (issubclass(t, dict) and
                                                   t.__getitem__ is dict.__getitem__):
         if cont_p.fresh or id(cont) in obs.mutated:
-            return obs.written.get((id(cont), _hashable(key)), DET)
+            written = obs.written.get((id(cont), _hashable(key)))
+            if written is not None:
+                return written
+            obs.entry_read(cont_p, cont, frame)  # an item it held at entry, maybe
+            return DET
         if isinstance(key, slice):
             obs.consume(cont_p, cont, "content", frame)
             return FRESH

@@ -327,6 +327,7 @@ def record_method(obs, owner, owner_prov, name, args, arg_provs, frame) -> None:
             raise Unsure(f"{type(owner).__name__}.{name} of a value the compiler cannot "
                          f"remake on a replay ({type(v).__name__})")
         items.append(rv)
+    obs.before_change(owner)
     eff = CallMethod(owner, name)
     if owner_prov.source is not None and rooted_at_arg(owner_prov.source):
         eff.source = owner_prov.source

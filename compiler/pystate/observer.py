@@ -130,6 +130,7 @@ class Observer:
         self.states: dict = {}
         self.written: dict = {}      # (id(obj), key) -> Prov of what this call stored there
         self.mutated: set = set()    # ids of containers this call changed
+        self.entry: dict = {}        # id -> snapshot at entry of a container it changed
         self.owned: set = set()      # ids of dicts a Module owns (module epoch covers them)
         self.gen_params: dict = {}   # generator frame -> its parameters' provenance
         self.keep: list = []         # objects guards and effects refer to stay alive
@@ -477,8 +478,9 @@ class Observer:
             return  # (a tuple's items are guarded where they are used)
         if prov.source is not None and _in_key(prov.source):
             return  # arguments' contents are part of the call's key
-        if id(value) in self.mutated:
-            return  # its items are what this call made them
+        if id(value) in self.mutated:  # its items are in part what this call made them:
+            self.entry_read(prov, value, frame)  # the rest is what it held at entry
+            return
         t = type(value)
         if t.__module__ == "numpy" and hasattr(value, "shape") and how != "use":
             raise Unsure("reads a NumPy array held outside the function")
@@ -498,6 +500,34 @@ class Observer:
         snapshot_objects(snap, pinned)
         self.keep.append(value)
         self.guard(Content(src, snap, cov, where(frame), shallow))
+
+    def before_change(self, target) -> None:
+        """A container made before the call is about to change (an item stored, an
+        append): keep what it holds now, its state at entry, for :meth:`entry_read`."""
+        if id(target) in self.mutated or id(target) in self.entry or \
+                not isinstance(target, _CONTAINERS):
+            return
+        try:
+            self.entry[id(target)] = snapshot(target)
+        except TooLarge:
+            self.entry[id(target)] = None
+        self.keep.append(target)
+
+    def entry_read(self, prov: Prov, value, frame) -> None:
+        """The call reads (items, length, truth) a container it changed: what it reads
+        depends on what the container held at entry (``len(log)`` after
+        ``log.append(x)``), so that is guarded."""
+        snap = self.entry.get(id(value), _NOTHING)
+        if prov.fresh or snap is _NOTHING or \
+                (prov.source is not None and _in_key(prov.source)):
+            return
+        if snap is None:
+            raise Unsure(f"reads a {type(value).__name__} it changed, too large to guard")
+        pinned: list = []
+        snapshot_objects(snap, pinned)
+        self.keep.append(pinned)
+        self.guard(Content(self.source_of(prov, value), snap, id(value) in self.owned,
+                           where(frame)))
 
     def wrote(self, target, key, prov: Prov) -> None:
         """This call stored ``prov`` into ``target`` (attribute or item ``key``): later
@@ -583,6 +613,9 @@ def _op_codes() -> dict:
         _OP_CODES["n"], _OP_CODES["codes"] = len(OPS), codes
     return _OP_CODES["codes"]
 
+
+_NOTHING = object()
+_CONTAINERS = (list, dict, set, collections.deque)
 
 #: mutable values a call may make without the observer seeing a constructor run
 _MUTABLE_RESULTS = (np.ndarray, set, bytearray, collections.deque, collections.OrderedDict,

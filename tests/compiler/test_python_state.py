@@ -700,3 +700,36 @@ def test_a_region_with_submodules_replays():
     regions = dict(cf.explain().regions)
     assert regions["Sequential"]["traces"] == 2, regions  # h without, then with a graph
     assert regions["Sequential"]["hits"] >= 20, regions
+
+
+@pytest.mark.parametrize("read", ["len", "item", "iterate", "dict_len"])
+def test_a_container_changed_then_read_in_the_same_call(read):
+    """``log.append(x)`` then ``len(log)`` (or an item it held before, or iteration): what
+    the call reads depends on what the container held at entry, which changes between
+    calls; a replay used call 0's length (the appends are effects, and reads of a
+    container the call changed were taken as the call's own)."""
+    def make():
+        log = [0.5] if read != "dict_len" else {}
+        w = torch.ones(3, requires_grad=True)
+
+        def f(x):
+            h = x * w
+            if read == "dict_len":
+                log[len(log)] = 1.0
+                n = len(log)
+            else:
+                log.append(1.0)
+                n = {"len": lambda: len(log), "item": lambda: log[0],
+                     "iterate": lambda: sum(v for v in log)}[read]()
+            return h * float(n)
+        return f, log
+    fe, le = make()
+    fc, lc = make()
+    cf = compiler.compile(fc, backend="python")
+    for i in range(N_CALLS):
+        if read == "item":  # what it held at entry changes between calls
+            le[0] = lc[0] = float(i)
+        _same(fe(torch.ones(2, 3)), cf(torch.ones(2, 3)), f"call {i}")
+        _same(le, lc, f"call {i}: log")
+        if i == 1:
+            compiler.wait()

@@ -324,3 +324,23 @@ def test_a_compiled_method_in_the_class_body_is_split_per_instance():
         _same(ra, rb)
     assert a.seen == b.seen
     assert a.forward.explain().pieces
+
+
+def test_a_source_file_edited_since_the_import_is_not_split(tmp_path, monkeypatch):
+    """The pieces are made from the source: a file changed after the import holds other
+    code than the function runs, so the function is not split (its body runs eagerly)."""
+    import importlib
+    import sys
+    path = tmp_path / "split_edited_mod.py"
+    path.write_text("def f(x):\n    y = x * 2\n    y.numpy()\n    return y + 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("split_edited_mod")
+    try:
+        path.write_text("def f(x):\n    y = x * 3\n    y.numpy()\n    return y - 1\n")
+        cf = compiler.compile(mod.f, backend="python")
+        for i in range(4):
+            _same(mod.f(_x(2, i)), _quiet(cf, _x(2, i))[0])
+        ex = cf.explain()
+        assert ex.graph_breaks and not ex.pieces
+    finally:
+        sys.modules.pop("split_edited_mod", None)
