@@ -22,10 +22,13 @@ each Module call a compiled region.
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import os
 import textwrap
 import types
+
+from eager.tensor import Tensor
 
 
 class _Marker:
@@ -65,6 +68,17 @@ def _deleted(node) -> set:
         elif isinstance(n, ast.ExceptHandler) and n.name:  # unbound after the handler
             out.add(n.name)
     return out
+
+
+def _own_scope(stmts):
+    """The nodes of ``stmts`` in the function's own scope (not inside inner functions,
+    lambdas or classes)."""
+    todo = list(stmts)
+    while todo:
+        n = todo.pop()
+        yield n
+        if not isinstance(n, _SCOPES):
+            todo.extend(ast.iter_child_nodes(n))
 
 
 def _deleted_all(stmts) -> set:
@@ -107,10 +121,10 @@ def _surely_assigned(stmt) -> set:
         return {stmt.name}
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
         return {(a.asname or a.name).split(".")[0] for a in stmt.names if a.name != "*"}
-    if isinstance(stmt, ast.With):
-        out = set().union(*(_target_names(i.optional_vars) for i in stmt.items
-                            if i.optional_vars is not None))
-        return out | _after(stmt.body, set())
+    if isinstance(stmt, ast.With):  # (its body's names not: a context manager may
+        #                                 swallow an exception raised before them)
+        return set().union(*(_target_names(i.optional_vars) for i in stmt.items
+                             if i.optional_vars is not None))
     if isinstance(stmt, ast.If):
         return _after(stmt.body, set()) & _after(stmt.orelse, set())
     return set()
@@ -247,26 +261,16 @@ def _same_code(fn, node) -> bool:
     """Whether ``node`` is the source ``fn`` was compiled from (a file edited since the
     import has other source): compiled again, it has the same locals, names, constants
     and lines."""
-    import copy
     code = fn.__code__
     fdef = copy.deepcopy(node)
     if fdef.decorator_list:  # (a decorated function's code starts at its decorator)
         fdef.lineno = fdef.decorator_list[0].lineno
     fdef.decorator_list = []
-    maker = ast.FunctionDef("__dg_maker", ast.arguments(
-        [], [ast.arg(n) for n in code.co_freevars], None, [], [], None, []),
-        [fdef, ast.Return(ast.Constant(None))], [], None)
-    if hasattr(ast.FunctionDef, "type_params"):
-        maker.type_params = []
-    ast.copy_location(maker, node)
     try:
-        mod = compile(ast.fix_missing_locations(ast.Module([maker], [])), code.co_filename,
-                      "exec", dont_inherit=True)
+        codes = _inner_codes([fdef], code.co_freevars, node, code.co_filename)
     except SyntaxError:
         return False
-    made = next(c for c in mod.co_consts if isinstance(c, types.CodeType))
-    again = next((c for c in made.co_consts if isinstance(c, types.CodeType)
-                  and c.co_name == code.co_name), None)
+    again = next((c for c in codes if c.co_name == code.co_name), None)
     return again is not None and again.co_varnames == code.co_varnames and \
         set(again.co_names) == set(code.co_names) and \
         {ln for *_, ln in again.co_lines()} == {ln for *_, ln in code.co_lines()} and \
@@ -330,12 +334,12 @@ def split_at(fn, lines, node=None):
 
 
 def _piece_def(node, stmts, i, params, outs, defined, after, last) -> ast.FunctionDef:
-    import copy
     body = [copy.deepcopy(s) for s in stmts]
     at = body[0]
     pro = []
-    for g in (s for s in ast.walk(node) if isinstance(s, ast.Global)):
-        pro.append(copy.deepcopy(g))
+    for g in _own_scope(node.body):
+        if isinstance(g, ast.Global):
+            pro.append(copy.deepcopy(g))
     if i:
         for p in params:
             if p not in defined:
@@ -365,6 +369,21 @@ def _piece_def(node, stmts, i, params, outs, defined, after, last) -> ast.Functi
     return ast.copy_location(fdef, at)
 
 
+def _inner_codes(defs, names, at, filename) -> list:
+    """The code objects of the ``def``s compiled inside a maker function whose parameters
+    are ``names`` (so the ``def``s see them as free variables, as in their own scope)."""
+    maker = ast.FunctionDef("__dg_maker", ast.arguments(
+        [], [ast.arg(n) for n in names], None, [], [], None, []),
+        defs + [ast.Return(ast.Constant(None))], [], None)
+    if hasattr(ast.FunctionDef, "type_params"):
+        maker.type_params = []
+    ast.copy_location(maker, at)
+    mod = compile(ast.fix_missing_locations(ast.Module([maker], [])), filename, "exec",
+                  dont_inherit=True)
+    made = next(c for c in mod.co_consts if isinstance(c, types.CodeType))
+    return [c for c in made.co_consts if isinstance(c, types.CodeType)]
+
+
 def _build(fn, node, pieces, first_arg) -> None:
     """Compile the pieces inside a maker whose parameters are ``fn``'s free variables and
     the markers, then make each piece a function over ``fn``'s own cells."""
@@ -377,16 +396,7 @@ def _build(fn, node, pieces, first_arg) -> None:
         if first_arg is not None:
             t = _ZeroArgSuper(first_arg).visit(t)
         inner.append(t)
-    maker = ast.FunctionDef("__dg_maker", ast.arguments(
-        [], [ast.arg(n) for n in free + list(markers)], None, [], [], None, []),
-        inner + [ast.Return(ast.Constant(None))], [], None)
-    if hasattr(ast.FunctionDef, "type_params"):
-        maker.type_params = []
-    ast.copy_location(maker, node)
-    mod = ast.fix_missing_locations(ast.Module([maker], []))
-    compiled = compile(mod, code.co_filename, "exec", dont_inherit=True)
-    maker_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
-    codes = [c for c in maker_code.co_consts if isinstance(c, types.CodeType)]
+    codes = _inner_codes(inner, free + list(markers), node, code.co_filename)
     cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
     for name, value in markers.items():
         cells[name] = types.CellType(value)
@@ -429,7 +439,6 @@ def _is_data(v) -> bool:
     """Whether a value is keyed by its contents or identity in a way that changes every
     call: a NumPy array or scalar, or an object that is not a tensor, a number, a string or
     a container of those."""
-    from eager.tensor import Tensor
     todo = [v]
     while todo:
         x = todo.pop()

@@ -344,3 +344,42 @@ def test_a_source_file_edited_since_the_import_is_not_split(tmp_path, monkeypatc
         assert ex.graph_breaks and not ex.pieces
     finally:
         sys.modules.pop("split_edited_mod", None)
+
+
+def test_an_inner_functions_global_is_not_the_functions():
+    """``global X`` inside an inner function leaves the outer function's ``X`` a local:
+    a piece must not declare it global."""
+    def make():
+        def f(x):
+            X = x * 2
+
+            def inner():
+                global X
+                return X
+            x.numpy()                                  # a break
+            return X + 1, inner
+        return f, None
+    fe, _ = make()
+    fc, _ = make()
+    cf = compiler.compile(fc, backend="python")
+    for i in range(4):
+        _same(fe(_x(2, i))[0], _quiet(cf, _x(2, i))[0][0])
+    assert "X" not in globals()
+
+
+def test_a_with_block_that_swallows_an_error_leaves_a_local_unbound():
+    import contextlib as cl
+
+    def make():
+        def f(x, fail):
+            with cl.suppress(ZeroDivisionError):
+                if fail:
+                    1 / 0
+                y = x + 1
+            x.numpy()                                  # a break
+            try:
+                return y * 2
+            except UnboundLocalError:
+                return x - 1
+        return f, None
+    _twins(make, [(_x(2, i), i % 2 == 1) for i in range(6)])
