@@ -968,6 +968,11 @@ def compile(fn=None, *, fullgraph: bool = False, dynamic: bool | None = None,
     3 ulp of NumPy's, and a sum in a kernel accumulates in float64 (NumPy: pairwise in
     float32); ``compiler.check.inexact_ops(f.explain().kernels)`` names them.
 
+    A line the trace cannot compile (a graph break: ``.numpy()``, ``repr(t)``, code the
+    observer cannot follow) splits the function there (:mod:`compiler.split`): the
+    top-level statements before and after it run as compiled pieces, the statement
+    holding it eagerly with each ``nn.Module`` call compiled.
+
     - ``fullgraph=True``: raise :class:`GraphBreakError` where the function would fall
       back to eager (a graph break, code the observer cannot follow, ``max_traces``
       reached, a replay that raised, a key that must run eagerly).

@@ -50,9 +50,10 @@ _HINTS = (
     ("kernels not built", "a bug to report; backend='python' avoids Numba"),
     ("this key's trace could not be compiled", "see the compile error above; "
      "backend='python' avoids Numba"),
-    ("runs eagerly on every call", "a graph break: the line named runs eagerly with the "
-     "rest of the body (each Module call still compiled); move it out of the compiled "
-     "function to compile the whole step, or mark it compiler.disable"),
+    ("runs eagerly on every call", "a graph break in a function that cannot be split at "
+     "its line (no source, a lambda, a generator, cells): the body runs eagerly (each "
+     "Module call still compiled); move the line out of the compiled function to compile "
+     "the whole step, or mark it compiler.disable"),
 )
 
 
@@ -85,7 +86,11 @@ class Explanation:
         always_eager (str or None): set when every call runs eagerly, and why.
         graph_breaks (list of str): the lines that keep the function from being traced
             whole (``torch._dynamo.explain``'s break reasons), each naming its file and
-            line; the body then runs eagerly with each Module call a compiled region.
+            line; the function is then split there (``pieces``), or where it cannot be
+            split, its body runs eagerly with each Module call a compiled region.
+        pieces (list): ``(lines, Explanation or None)`` per piece of a function split at
+            its graph breaks (:mod:`compiler.split`): a compiled piece's own report, or
+            None for the statements that run eagerly.
         regions (list): compiled regions (Module calls of a body running eagerly).
         stats (dict): the counters of ``compiled.stats()``.
         verbose (bool): when True, ``str()`` is the full dump. Default: False.
