@@ -397,11 +397,11 @@ class CompiledFunction:
                           stacklevel=4)
             return self._run_broken(args, kwargs)
         reason = f"branch at {where}: {kind}() was {expected!r}, now {seen!r}"
-        if kind == "item" and type(seen) is float:
+        if kind in ("item", "float") and type(seen) is float:
             # a float read out of the graph into Python (a list of losses) that took
             # another value: that statement runs eagerly from now on (the next calls).
             # (An int is often a size that repeats: a trace per value, as before.)
-            self._cut_at(where, [f"item() feeds Python at {where}"])
+            self._cut_at(where, [f"{kind}() feeds Python at {where}"])
         log.guards.info("%s: %s; not traced yet, running eagerly", self.__name__, reason)
         if self._n_traces >= self.max_traces and self._warned_limit:
             self._count_failure(key)  # a branch that keeps going elsewhere: back off

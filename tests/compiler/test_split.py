@@ -374,7 +374,7 @@ def test_a_with_block_that_swallows_an_error_leaves_a_local_unbound():
         def f(x, fail):
             with cl.suppress(ZeroDivisionError):
                 if fail:
-                    1 / 0
+                    raise ZeroDivisionError
                 y = x + 1
             x.numpy()                                  # a break
             try:
@@ -383,3 +383,30 @@ def test_a_with_block_that_swallows_an_error_leaves_a_local_unbound():
                 return x - 1
         return f, None
     _twins(make, [(_x(2, i), i % 2 == 1) for i in range(6)])
+
+
+@pytest.mark.parametrize("read", ["item", "float"])
+def test_a_loss_logged_to_a_list_cuts_there(read):
+    """``losses.append(loss.item())`` (or ``float(loss)``) in a compiled step: a number
+    that changes every call, read into Python state; the step is cut at that line and the
+    rest replays (it retraced every call until max_traces before)."""
+    def make():
+        eager.manual_seed(5)
+        lin = nn.Linear(3, 1)
+        opt = eager.optim.SGD(lin.parameters(), lr=0.1)
+        losses = []
+
+        def step(x):
+            loss = lin(x).pow(2).mean()
+            losses.append(float(loss.item()) if read == "item" else float(loss))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            return loss.detach()
+        return step, (lin, losses)
+    cf, (le, se), (lc, sc) = _twins(make, [(_x(4, i),) for i in range(10)])
+    assert se == sc
+    for p, q in zip(le.parameters(), lc.parameters()):
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+    first = cf.explain().pieces[0][1]
+    assert first is not None and first.stats["hits"] >= 5
