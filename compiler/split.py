@@ -251,7 +251,13 @@ def source_def(fn):
     node = tree.body[0]
     if any(isinstance(n, ast.Name) and n.id in _SCOPE_READERS for n in ast.walk(node)):
         return None  # locals()/vars()/dir()/eval()/exec() would see one piece's locals
-    return node if _same_code(fn, node) else None
+    if not _same_code(fn, node):
+        return None
+    positional = node.args.posonlyargs + node.args.args
+    if positional:  # before the liveness: the rewritten super() reads the first argument
+        rewrite = _ZeroArgSuper(positional[0].arg)
+        node.body = [rewrite.visit(st) for st in node.body]
+    return node
 
 
 _SCOPE_READERS = ("locals", "vars", "dir", "eval", "exec")
@@ -329,7 +335,7 @@ def split_at(fn, lines, node=None):
                                 not rest)
         pieces.append(piece)
         defined = after
-    _build(fn, node, pieces, first_arg)
+    _build(fn, node, pieces)
     return pieces
 
 
@@ -384,18 +390,13 @@ def _inner_codes(defs, names, at, filename) -> list:
     return [c for c in made.co_consts if isinstance(c, types.CodeType)]
 
 
-def _build(fn, node, pieces, first_arg) -> None:
+def _build(fn, node, pieces) -> None:
     """Compile the pieces inside a maker whose parameters are ``fn``'s free variables and
     the markers, then make each piece a function over ``fn``'s own cells."""
     code = fn.__code__
     free = list(code.co_freevars)
     markers = {"__dg_unbound": UNBOUND}
-    inner = []
-    for p in pieces:
-        t = p.tree
-        if first_arg is not None:
-            t = _ZeroArgSuper(first_arg).visit(t)
-        inner.append(t)
+    inner = [p.tree for p in pieces]
     codes = _inner_codes(inner, free + list(markers), node, code.co_filename)
     cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
     for name, value in markers.items():
