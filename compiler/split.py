@@ -57,6 +57,8 @@ def _loads(node) -> set:
     for n in ast.walk(node):
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store):
             out.add(n.id)  # (Del reads the binding too)
+        elif isinstance(n, ast.AugAssign):  # x += 1 reads x
+            out |= _target_names(n.target)
     return out
 
 

@@ -39,6 +39,7 @@ PLAIN = [
     "if k == 2:\n    return (h * h).mean().detach(), h.detach()",
     "STATE['calls'] += 1\nh = h + STATE['calls'] % 2",
     "h = h.clone()\nh.mul_(0.75)",
+    "early += 0.5",
 ]
 BREAKS = [
     "note = float(h.detach().numpy().mean())",

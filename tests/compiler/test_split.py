@@ -410,3 +410,16 @@ def test_a_loss_logged_to_a_list_cuts_there(read):
         np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
     first = cf.explain().pieces[0][1]
     assert first is not None and first.stats["hits"] >= 5
+
+
+def test_an_augmented_assignment_after_the_cut_reads_the_local():
+    def make():
+        def f(x):
+            total = x.sum()
+            count = 1
+            x.numpy()                                  # a break
+            total += x.mean()
+            count += 1
+            return total * count
+        return f, None
+    _twins(make, [(_x(3, i),) for i in range(6)])
