@@ -114,6 +114,7 @@ class CompiledFunction:
         self._always_eager: str | None = None  # why every call runs the body eagerly
         self._breaks: list[str] = []   # the graph breaks behind it, each naming its line
         self._split = None  # compiler.split.Split: the function cut at a break's line
+        self._floats_read: dict = {}  # where -> values a float read into Python took
         self._piece_of = None  # the Split this function is a compiled piece of
         self._last_key = None
         self._warned_limit = False
@@ -398,10 +399,15 @@ class CompiledFunction:
             return self._run_broken(args, kwargs)
         reason = f"branch at {where}: {kind}() was {expected!r}, now {seen!r}"
         if kind in ("item", "float") and type(seen) is float:
-            # a float read out of the graph into Python (a list of losses) that took
-            # another value: that statement runs eagerly from now on (the next calls).
-            # (An int is often a size that repeats: a trace per value, as before.)
-            self._cut_at(where, [f"{kind}() feeds Python at {where}"])
+            # a float read out of the graph into Python (a list of losses) that took a
+            # third value: that statement runs eagerly from now on (the next calls).
+            # (Two values alternating, a flag, keep a trace each; an int is often a size
+            # that repeats: a trace per value, as before.)
+            seen_here = self._floats_read.setdefault(where, {expected})
+            if len(seen_here) < 8:
+                seen_here.add(seen)
+            if len(seen_here) >= 3:
+                self._cut_at(where, [f"{kind}() feeds Python at {where}"])
         log.guards.info("%s: %s; not traced yet, running eagerly", self.__name__, reason)
         if self._n_traces >= self.max_traces and self._warned_limit:
             self._count_failure(key)  # a branch that keeps going elsewhere: back off
