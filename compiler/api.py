@@ -370,7 +370,11 @@ class CompiledFunction:
         reason = "first call" if self._last_key is None else \
             describe_key_change(self._last_key, key, self._argnames)
         if self._piece_of is not None and self._last_key is not None:
-            self._piece_of.cut_at_use(self, self._last_key, key, args)  # (next calls)
+            try:
+                self._piece_of.cut_at_use(self, self._last_key, key, args)  # (next calls)
+            except Exception as e:  # never an error to the user: no cut
+                log.fallbacks.info("%s: cutting failed: %s: %s", self.__name__,
+                                   type(e).__name__, e)
         if self._last_key is not None:
             if self._dyn.mark_args(self._last_key, key):  # a number argument changed
                 reason += " (from now on an input of the trace)"
@@ -561,10 +565,15 @@ class CompiledFunction:
         (``file:line in name``) when that is a line of its body.  True when it did."""
         if self.fullgraph:
             return False
-        if self._piece_of is not None:
-            return self._piece_of.cut_at_line(where, reasons)
-        line = line_in(self.fn, where)
-        split = None if line is None else Split.make(self, line, list(reasons))
+        try:
+            if self._piece_of is not None:
+                return self._piece_of.cut_at_line(where, reasons)
+            line = line_in(self.fn, where)
+            split = None if line is None else Split.make(self, line, list(reasons))
+        except Exception as e:  # never an error to the user: no cut, the call goes on
+            log.fallbacks.info("%s: cutting at %s failed: %s: %s", self.__name__, where,
+                               type(e).__name__, e)
+            return False
         if split is None:
             return False
         self._split, self._breaks = split, list(reasons)

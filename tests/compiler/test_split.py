@@ -423,3 +423,25 @@ def test_an_augmented_assignment_after_the_cut_reads_the_local():
             return total * count
         return f, None
     _twins(make, [(_x(3, i),) for i in range(6)])
+
+
+def test_a_cut_that_fails_is_no_error_to_the_user(monkeypatch):
+    """Cutting is the compiler's business: if making the pieces raises, the call goes on
+    (the function keeps its traces or runs its body eagerly) and gives eager's result."""
+    import compiler.split as split_module
+
+    def make():
+        def f(x):
+            y = x * 2
+            loss = float(y.sum())                      # a float that changes: a cut
+            return y + loss
+        return f, None
+    fe, _ = make()
+    fc, _ = make()
+    cf = compiler.compile(fc, backend="python")
+
+    def broken(*a, **k):
+        raise RuntimeError("injected")
+    monkeypatch.setattr(split_module, "split_at", broken)
+    for i in range(6):
+        _same(fe(_x(2, i)), _quiet(cf, _x(2, i))[0])
