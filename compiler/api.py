@@ -522,22 +522,8 @@ class CompiledFunction:
         statement, the statement eager.  A function that cannot be split there runs its
         body eagerly with Module calls compiled (:meth:`_run_broken`)."""
         self._breaks = list(reasons)
-        if line is not None and not self.fullgraph:
-            whole = self._piece_of.owner if self._piece_of is not None else self
-            try:
-                if self._piece_of is not None:
-                    done = self._piece_of.cut(line, reasons)
-                else:
-                    self._split = Split.make(self, line, list(reasons))
-                    done = self._split is not None
-            except Exception as e:  # never an error to the user: the body runs eagerly
-                log.fallbacks.info("%s: splitting at line %s failed: %s: %s", self.__name__,
-                                   line, type(e).__name__, e)
-                done = False
-            if done:
-                log.fallbacks.info("%s: graph break at line %d (%s): %s", whole.__name__,
-                                   line, "; ".join(reasons), "; ".join(whole._split.describe()))
-                return True
+        if self._split_at(line, reasons):
+            return True
         self._always_eager = ("runs eagerly on every call, each nn.Module it calls compiled "
                               "on its own (graph break: " + "; ".join(reasons) + ")")
         self._fallback(self._always_eager, count=False)  # (this call was counted)
@@ -561,25 +547,33 @@ class CompiledFunction:
                       stacklevel=stacklevel)
 
     def _cut_at(self, where: str, reasons: list) -> bool:
-        """Split this function (or the function this is a piece of) at ``where``
-        (``file:line in name``) when that is a line of its body.  True when it did."""
-        if self.fullgraph:
+        """:meth:`_split_at` the line ``where`` names (``file:line in name``) when that is a
+        line of this function's body."""
+        return self._split_at(line_in(self.fn, where), reasons)
+
+    def _split_at(self, line: int | None, reasons: list) -> bool:
+        """Split this function at ``line`` of its body (:mod:`compiler.split`), or cut
+        the function this is a piece of there once more.  True when it did; a split
+        that raises is logged, never an error to the user."""
+        if line is None or self.fullgraph:
             return False
+        whole = self._piece_of.owner if self._piece_of is not None else self
         try:
             if self._piece_of is not None:
-                return self._piece_of.cut_at_line(where, reasons)
-            line = line_in(self.fn, where)
-            split = None if line is None else Split.make(self, line, list(reasons))
-        except Exception as e:  # never an error to the user: no cut, the call goes on
-            log.fallbacks.info("%s: cutting at %s failed: %s: %s", self.__name__, where,
-                               type(e).__name__, e)
+                done = self._piece_of.cut(line, reasons)
+            else:
+                split = Split.make(self, line, list(reasons))
+                if split is not None:
+                    self._split, self._breaks = split, list(reasons)
+                done = split is not None
+        except Exception as e:  # noqa: BLE001 - the call goes on uncut
+            log.fallbacks.info("%s: splitting at line %s failed: %s: %s", self.__name__,
+                               line, type(e).__name__, e)
             return False
-        if split is None:
-            return False
-        self._split, self._breaks = split, list(reasons)
-        log.fallbacks.info("%s: graph break at line %d (%s): %s", self.__name__, line,
-                           "; ".join(reasons), "; ".join(split.describe()))
-        return True
+        if done:
+            log.fallbacks.info("%s: graph break at line %d (%s): %s", whole.__name__, line,
+                               "; ".join(reasons), "; ".join(whole._split.describe()))
+        return done
 
     def _regions_run(self, fn, args, kwargs):
         """``fn(*args, **kwargs)`` eagerly, each Module it calls a compiled region."""
@@ -587,11 +581,11 @@ class CompiledFunction:
             self._regions = Regions(self._region)
         return self._regions.run(fn, args, kwargs)
 
-    def _piece(self, fn, instance: bool, split) -> "CompiledFunction":
-        """A compiled function for one piece of this function split at a graph break."""
+    def _piece(self, fn, instance: bool) -> "CompiledFunction":
+        """A compiled function for one piece of this function split at a graph break
+        (:class:`~compiler.split.Split` sets its ``_piece_of``)."""
         cf = CompiledFunction(fn, **self._options)
         cf._instance = instance
-        cf._piece_of = split
         return cf
 
     def _region(self, fn) -> "CompiledFunction":

@@ -473,7 +473,7 @@ class Split:
                 p = pieces[k] = kept[p.ident]
             elif p.compiled:
                 instance = owner._instance and (k == 0 or p.params[:1] == [first])
-                p.compiled_fn = owner._piece(p.fn, instance, self)
+                p.compiled_fn = owner._piece(p.fn, instance)
             else:
                 p.compiled_fn = None
             if p.compiled_fn is not None:
@@ -492,7 +492,9 @@ class Split:
 
     def cut(self, line: int, reasons: list) -> bool:
         """Cut the function at one more line (a compiled piece met a break there): the
-        owner's split is replaced.  False when it cannot be cut there."""
+        owner's split is replaced.  False when it cannot be cut there (or is already)."""
+        if line in self.lines:
+            return False
         pieces = _split_bound(self.owner.fn, self.lines | {line}, self.node)
         if pieces is None:
             return False
@@ -520,15 +522,10 @@ class Split:
             return False
         body = [s for s in self.node.body if piece.first <= s.lineno <= piece.last]
         first = next((s for s in body if _loads(s) & set(names)), None)
-        if first is None or first.lineno in self.lines:
+        if first is None:
             return False
         return self.cut(first.lineno, [f"{names[0]} holds NumPy data or an object made per "
                                        f"call (line {first.lineno} runs eagerly)"])
-
-    def cut_at_line(self, where: str, reasons: list) -> bool:
-        """Cut at ``where`` (``file:line in name``) when that is a line of this function."""
-        line = line_in(self.owner.fn, where)
-        return line is not None and line not in self.lines and self.cut(line, reasons)
 
     def _eager(self, fn):
         owner = self.owner

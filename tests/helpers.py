@@ -1,12 +1,16 @@
-"""Reference helpers shared by the tests: finite-difference gradient checks (float64) and
-the optional comparison against PyTorch."""
+"""Reference helpers shared by the tests: finite-difference gradient checks (float64),
+the optional comparison against PyTorch, threads, and calls whose output is captured."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import threading
+import warnings
 
 import numpy as np
 
+import compiler
 import eager
 
 
@@ -102,3 +106,12 @@ def run_threads(*targets, timeout=60.0):
         assert not th.is_alive(), "a thread did not finish"
     if errors:
         raise errors[0]
+
+
+def quiet_call(fn, *args):
+    """``(fn(*args), what it printed)``, the compiler's warnings (graph breaks) silenced."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), warnings.catch_warnings():
+        warnings.simplefilter("ignore", compiler.CompileWarning)
+        res = fn(*args)
+    return res, out.getvalue()

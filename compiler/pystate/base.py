@@ -34,6 +34,14 @@ class UnsureThisCall(Unsure):
     function: the next call records a trace of its own."""
 
 
+def line_of(frame, code):
+    """The line that the nearest frame running ``code`` (``frame`` or one of its callers)
+    is at, or None when none is."""
+    while frame is not None and frame.f_code is not code:
+        frame = frame.f_back
+    return frame.f_lineno if frame is not None else None
+
+
 def where(frame) -> str:
     """``file:line in function`` of a frame, for messages."""
     if frame is None:

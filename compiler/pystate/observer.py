@@ -44,7 +44,15 @@ from . import bytecode, peek
 
 if sys.version_info >= (3, 12):
     from . import bytecode_312  # noqa: F401  (registers 3.12's and 3.13's instructions)
-from .base import OUR_DIRS, Unsure, UnsureThisCall, library_file, trusted_file, where
+from .base import (
+    OUR_DIRS,
+    Unsure,
+    UnsureThisCall,
+    library_file,
+    line_of,
+    trusted_file,
+    where,
+)
 from .guards import (
     Content,
     Equals,
@@ -179,10 +187,7 @@ class Observer:
     def give_up(self, why: str, frame=None, this_call_only: bool = False) -> None:
         if not self.unsure:
             self.this_call_only = this_call_only
-            f = frame
-            while f is not None and f.f_code is not self.root_code:
-                f = f.f_back
-            self.unsure_line = f.f_lineno if f is not None else None  # in the root's body
+            self.unsure_line = line_of(frame, self.root_code)  # in the root's body
         reason = f"{why} ({where(frame)})" if frame is not None else why
         if reason not in self.unsure:
             self.unsure.append(reason)

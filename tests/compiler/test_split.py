@@ -6,8 +6,6 @@ is printed, globals and closure state written, early returns, unbound locals."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import warnings
 
 import numpy as np
@@ -16,17 +14,10 @@ import pytest
 import compiler
 import eager
 from eager import nn
+from tests.helpers import quiet_call
 
 COUNTER = {"n": 0}
 TOTAL = 0
-
-
-def _quiet(fn, *args):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), warnings.catch_warnings():
-        warnings.simplefilter("ignore", compiler.CompileWarning)
-        res = fn(*args)
-    return res, out.getvalue()
 
 
 def _x(rows, seed):
@@ -56,8 +47,8 @@ def _twins(make, calls, backend="python"):
     for i, args in enumerate(calls):
         if i == len(calls) // 2:
             compiler.wait()
-        a, out_a = _quiet(fe, *args)
-        b, out_b = _quiet(cf, *args)
+        a, out_a = quiet_call(fe, *args)
+        b, out_b = quiet_call(cf, *args)
         _same(a, b)
         assert out_a == out_b
     return cf, se, sc
@@ -132,12 +123,12 @@ def test_a_local_left_unbound_raises_as_eager_does():
     for k in (1, 1, 0, 1, 0):
         x = _x(3, k)
         if k:
-            _same(fe(x, k), _quiet(cf, x, k)[0])
+            _same(fe(x, k), quiet_call(cf, x, k)[0])
         else:
             with pytest.raises(UnboundLocalError):
                 fe(x, k)
             with pytest.raises(UnboundLocalError):
-                _quiet(cf, x, k)
+                quiet_call(cf, x, k)
     assert cf.explain().pieces
 
 
@@ -178,10 +169,10 @@ def test_globals_and_closure_state_written_in_every_piece():
     for i in range(8):
         x = _x(2, i)
         t0, c0 = TOTAL, COUNTER["n"]
-        a, out_a = _quiet(fe, x)
+        a, out_a = quiet_call(fe, x)
         t1, c1 = TOTAL, COUNTER["n"]
         TOTAL, COUNTER["n"] = t0, c0
-        b, out_b = _quiet(cf, x)
+        b, out_b = quiet_call(cf, x)
         _same(a, b)
         assert out_a == out_b
         assert (TOTAL, COUNTER["n"]) == (t1, c1)
@@ -218,7 +209,7 @@ def test_a_method_with_super_and_self_split_in_pieces():
     nc.forward = compiler.compile(nc.forward, backend="python")
     for i in range(6):
         x = _x(2 + i % 2, i)
-        a, b = ne(x), _quiet(nc, x)[0]
+        a, b = ne(x), quiet_call(nc, x)[0]
         _same(a, b)
         a.backward()
         b.backward()
@@ -242,7 +233,7 @@ def test_backward_into_history_made_outside_the_call_is_not_replayed():
     for i in range(5):
         x, y = _x(2, i), _x(2, 50 + i)
         w.grad = None
-        _quiet(cf, (x @ w).tanh(), y)
+        quiet_call(cf, (x @ w).tanh(), y)
         got = w.grad.numpy().copy()
         w.grad = None
         tail((x @ w).tanh(), y)
@@ -254,7 +245,7 @@ def test_a_fresh_array_or_set_returned_is_new_at_every_call():
         return x + 1, np.zeros(3), set()
     cf = compiler.compile(f, backend="python")
     for _ in range(4):
-        _, arr, s = _quiet(cf, _x(2, 0))[0]
+        _, arr, s = quiet_call(cf, _x(2, 0))[0]
         assert not arr.any() and not s
         arr[0] = 5
         s.add(1)
@@ -283,7 +274,7 @@ def test_a_function_without_source_still_runs_its_body_eagerly():
     exec("def f(x):\n    y = x * 2\n    y.numpy()\n    return y + 1\n", {"np": np}, ns)
     cf = compiler.compile(ns["f"], backend="python")
     for i in range(4):
-        _same(ns["f"](_x(2, i)), _quiet(cf, _x(2, i))[0])
+        _same(ns["f"](_x(2, i)), quiet_call(cf, _x(2, i))[0])
     ex = cf.explain()
     assert ex.graph_breaks and not ex.pieces
 
@@ -317,7 +308,7 @@ def test_a_compiled_method_in_the_class_body_is_split_per_instance():
     b = Net()
     for i in range(6):
         x = _x(3, i)
-        ra = _quiet(a, x)[0]
+        ra = quiet_call(a, x)[0]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", compiler.CompileWarning)
             rb = Net.forward.fn(b, x)  # the plain function: eager's reference
@@ -339,7 +330,7 @@ def test_a_source_file_edited_since_the_import_is_not_split(tmp_path, monkeypatc
         path.write_text("def f(x):\n    y = x * 3\n    y.numpy()\n    return y - 1\n")
         cf = compiler.compile(mod.f, backend="python")
         for i in range(4):
-            _same(mod.f(_x(2, i)), _quiet(cf, _x(2, i))[0])
+            _same(mod.f(_x(2, i)), quiet_call(cf, _x(2, i))[0])
         ex = cf.explain()
         assert ex.graph_breaks and not ex.pieces
     finally:
@@ -363,7 +354,7 @@ def test_an_inner_functions_global_is_not_the_functions():
     fc, _ = make()
     cf = compiler.compile(fc, backend="python")
     for i in range(4):
-        _same(fe(_x(2, i))[0], _quiet(cf, _x(2, i))[0][0])
+        _same(fe(_x(2, i))[0], quiet_call(cf, _x(2, i))[0][0])
     assert "X" not in globals()
 
 
@@ -444,4 +435,4 @@ def test_a_cut_that_fails_is_no_error_to_the_user(monkeypatch):
         raise RuntimeError("injected")
     monkeypatch.setattr(split_module, "split_at", broken)
     for i in range(6):
-        _same(fe(_x(2, i)), _quiet(cf, _x(2, i))[0])
+        _same(fe(_x(2, i)), quiet_call(cf, _x(2, i))[0])
