@@ -26,6 +26,7 @@ import sys
 import numpy as np
 
 from eager import dtypes as _dt
+from eager.autograd.node import Node as GradNode
 from eager.dispatch import dispatch
 from eager.ops.elementwise import Cast
 from eager.tensor import Tensor, storage_device
@@ -33,7 +34,7 @@ from eager.tracing import TracerHooks
 
 from .guards import hooks_key
 from .ir import Const, Graph, Guard, Node, Value, outcome_key
-from .pystate.base import our_file
+from .pystate.base import line_of, our_file
 from .pystate.symbolic import SymFloat, SymInt, is_sym, specialize
 from .pystate.symbolic import plain as sym_plain
 from .tensor_guards import Declared
@@ -424,11 +425,7 @@ class Tracer(TracerHooks):
         """Note the line of the compiled function's own frame running now: where the
         first break happened, in the function's body (see :mod:`compiler.split`)."""
         if self.break_line is None and self.root_code is not None:
-            f = sys._getframe(2)
-            while f is not None and f.f_code is not self.root_code:
-                f = f.f_back
-            if f is not None:
-                self.break_line = f.f_lineno
+            self.break_line = line_of(sys._getframe(2), self.root_code)
 
     def on_inplace(self, target: Tensor, result: Tensor) -> None:
         """``target`` now holds ``result``'s value (its array was written in place)."""
@@ -482,22 +479,33 @@ class Tracer(TracerHooks):
         # the tensor, not its value now: an in-place write to it later in the call counts
         self.grad_shadow[id(leaf)] = (leaf, value, "written")
 
-    def on_backward(self) -> None:
-        if self.phase == "forward":
-            self.has_backward = True
+    def on_backward(self, roots) -> bool:
+        """A backward inside the call.  One that reaches autograd history made before
+        the call (the history of an input or of a tensor read from outside) cannot be
+        replayed, its saved tensors being this call's: a graph break, and the backward
+        runs unrecorded (False).  The statement holding it runs eagerly when the
+        function is split there."""
+        if self.phase != "forward":
+            return True
+        self.has_backward = True
+        if self.foreign and self._reaches_foreign(roots):
+            self._unsupported("backward() into autograd history made before the compiled "
+                              "call (a tensor it received was computed with grad outside "
+                              "it)")
+            return False
+        return True
 
-    def on_backward_nodes(self, nodes) -> None:
-        """The grad nodes a backward inside the call will run.  One made before the call
-        (the history of an input or of a tensor read from outside) cannot be replayed:
-        its saved tensors are this call's, so the backward is a graph break (it runs
-        eagerly, as do its neighbours' lines when the function is split there)."""
-        if self.foreign and self.phase == "forward":
-            for n in nodes:
-                if id(n) in self.foreign:
-                    self._unsupported("backward() into autograd history made before the "
-                                      "compiled call (a tensor it received was computed "
-                                      "with grad outside it)")
-                    return
+    def _reaches_foreign(self, roots) -> bool:
+        stack = [r.grad_fn for r in roots if getattr(r, "grad_fn", None) is not None]
+        seen = set()
+        while stack:
+            n = stack.pop()
+            if id(n) in self.foreign:
+                return True
+            if id(n) not in seen:
+                seen.add(id(n))
+                stack.extend(x for x in n.next if type(x) is GradNode)
+        return False
 
     def guard_value(self, where: str, getter, value) -> None:
         """Guard a Python value the trace depends on; ``getter()`` re-reads it.  The first

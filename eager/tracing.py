@@ -65,11 +65,10 @@ class TracerHooks:
     def on_grad_set(self, leaf, value) -> None:
         """``leaf.grad`` was assigned."""
 
-    def on_backward(self) -> None:
-        """A backward pass starts."""
-
-    def on_backward_nodes(self, nodes) -> None:
-        """The grad nodes that backward runs (an iterable)."""
+    def on_backward(self, roots) -> bool:
+        """A backward pass from ``roots`` starts; False: it is not to be recorded (it
+        runs on arrays, as outside a trace)."""
+        return True
 
     # Python state eager's own code depends on
     def guard_value(self, where: str, getter, value) -> None:

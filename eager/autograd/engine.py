@@ -21,7 +21,6 @@ hooks and waits for them in such a callback).
 
 from __future__ import annotations
 
-import itertools
 import threading
 
 import numpy as np
@@ -148,7 +147,9 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
     tracing = STATE.tracer is not None
     quiet = False  # the compiler recording a backward: user hooks must not run now
     if tracing:
-        STATE.tracer.on_backward()
+        # False: the backward reaches history made before the traced call, which a
+        # replay cannot run (a graph break): it runs unrecorded, on arrays
+        tracing = STATE.tracer.on_backward(roots)
         quiet = STATE.tracer.phase == "backward"
     # on a device other than the CPU the formulas run through dispatch (its kernels),
     # with grad mode as for create_graph: the same formulas, the same engine
@@ -171,8 +172,6 @@ def _run_graph(roots, root_grads, retain_graph, create_graph, inputs, capture,
     # id(leaf) -> gradients still to come, when leaves are accumulated as they complete
     leaf_deps: dict | None = None if capture else {}
     deps = _count_deps(list(node_buf), useful, want_nodes if partial else None, leaf_deps)
-    if tracing:
-        STATE.tracer.on_backward_nodes(itertools.chain(node_buf, deps))
     ready = [n for n in node_buf if n not in deps]
     finish = _LeafFinisher(quiet, as_tensors, create_graph, want_leaves)
 
