@@ -460,6 +460,14 @@ class CompiledFunction:
             restore()
             unsym_state(observer.effects)  # (also when the call raised)
         result = deep_plain(raw) if tracer.has_syms else raw
+        try:
+            return self._keep(key, tracer, observer, tensors, raw, result, variant, reason)
+        finally:  # (the compiled backward is derived from them first)
+            tracer.unsym_nodes()
+
+    def _keep(self, key, tracer, observer, tensors, raw, result, variant, reason):
+        """Compile the trace just recorded, or say why this key or the function runs
+        eagerly; returns the traced call's result."""
         self._stats["traces"] += 1
         self._stats["fallbacks"] += 1  # this call ran eagerly
         self._n_traces += 1

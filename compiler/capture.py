@@ -162,6 +162,7 @@ class Tracer(TracerHooks):
         self.memory: dict = {}                 # id(memory root) -> first input array over it
         self.grad_origin: dict = {}            # id(array of a .grad read at entry) -> leaf
         self.has_syms = False                  # dynamic Python scalars are in play
+        self.sym_nodes: list = []              # eager grad nodes saving a dynamic scalar
         self.observer = None                   # the pystate observer of this trace
         self.sym_inputs: list = []             # (Source, Value, int | float) per dynamic one
         self.sym_sources: dict = {}            # id(tensor of a dynamic input) -> Source
@@ -249,6 +250,8 @@ class Tracer(TracerHooks):
                     self.half = True
         if self.has_syms and any(is_sym(a) for a in args):
             inputs = self._sym_operands(op, args, t)
+            if t.grad_fn is not None:
+                self.sym_nodes.append(t.grad_fn)
         else:
             inputs = [self.value_of(a) if isinstance(a, Tensor) else a for a in args]
         out = self.new_value(t._data)
@@ -288,6 +291,16 @@ class Tracer(TracerHooks):
             self.keep.append(arr)
             self.sym_inputs.append((self.sym_sources[id(st)], v, None))
         return v
+
+    def unsym_nodes(self) -> None:
+        """After the trace: the grad nodes it made save plain numbers, not dynamic ones
+        (a backward run after the call, ``create_graph=True`` included, computes with
+        this call's values, as eager's nodes do)."""
+        for node in self.sym_nodes:
+            if node.saved:  # (None once a backward freed it)
+                node.saved = [(sym_plain(s[0]), None) if type(s) is tuple and is_sym(s[0])
+                              else s for s in node.saved]
+        self.sym_nodes.clear()
 
     def unwrap(self, args, params):
         """Arguments of an op with dynamic scalars replaced by their values (the op's

@@ -75,7 +75,8 @@ class CompiledBackward(Op):
         else:
             path, tensors = node.params["path"], node.params["tensors"]
             inputs = [tensors[i] for i in path.input_slots] + list(path.lifted) + \
-                [r.resolve(tensors)._grad for r in path.grad_inputs]
+                [r.resolve(tensors)._grad for r in path.grad_inputs] + \
+                [Tensor._make(a) for a in node.params.get("scalars", ())]
             if F is A:  # the program could not be compiled: the graphs, on arrays' values
                 grads = [None if x is None else x._data
                          for x in _backward_as_tensors(bw, Tensor._make(g), inputs)]
@@ -179,7 +180,7 @@ class Path:
             return Tensor._make(outs[0])
         if self.one_diff:
             t = Tensor._make(outs[0])
-            self._attach(t, self.backwards[0], outs, tensors, None)
+            self._attach(t, self.backwards[0], outs, tensors, None, args, kwargs)
             return t
         written = []
         for (r, k), bw in zip(self.writebacks, self.wb_backwards):
@@ -216,7 +217,7 @@ class Path:
                 t.requires_grad = True
                 t.grad_fn = Node(_Fails, (), {"message": bw.message}, t)
             else:
-                self._attach(t, bw, outs, tensors, visible)
+                self._attach(t, bw, outs, tensors, visible, args, kwargs)
         for t, is_view in zip(wrapped, self.view_outputs):
             if is_view:  # as in eager, writing into it in place is refused
                 base = t._data.base
@@ -229,14 +230,19 @@ class Path:
                 t.requires_grad = True
                 t.grad_fn = Node(_Fails, (), {"message": bw.message}, t)
             elif bw is not None:
-                self._attach(t, bw, outs, tensors, visible)
+                self._attach(t, bw, outs, tensors, visible, args, kwargs)
         return build(self.out_spec, wrapped, tensors)
 
-    def _attach(self, t: Tensor, bw: BackwardProgram, outs, tensors, visible) -> None:
-        """Hang ``t`` in the autograd graph under a node running the compiled backward."""
+    def _attach(self, t: Tensor, bw: BackwardProgram, outs, tensors, visible, args,
+                kwargs) -> None:
+        """Hang ``t`` in the autograd graph under a node running the compiled backward
+        (which keeps this call's dynamic numbers for a backward run as tensor ops)."""
         diff = [r.resolve(tensors) for r in self.diff_sources]
-        node = Node(CompiledBackward, diff, {"backward": bw, "path": self,
-                                             "tensors": tensors}, t)
+        params = {"backward": bw, "path": self, "tensors": tensors}
+        if self.scalar_inputs:
+            params["scalars"] = [np.asarray(src.read(args, kwargs), dtype)
+                                 for src, dtype in self.scalar_inputs]
+        node = Node(CompiledBackward, diff, params, t)
         saved = []
         if visible is None and bw.saved_slots:   # one output: the inputs and it
             visible = {}

@@ -1179,6 +1179,31 @@ class TestAutograd:
             assert_same(xc.grad, xe.grad)
             assert_same(got_w, w.grad)
 
+    def test_backward_after_the_call_uses_each_calls_dynamic_number(self, backend):
+        """A number argument that changes becomes a dynamic input of the trace: the
+        gradient taken after the call (plain, and with create_graph=True then again) uses
+        that call's number, on the traced call (its grad nodes held the dynamic number:
+        create_graph raised TypeError) and on replays (the tensor-mode backward was not
+        fed the number: KeyError)."""
+        def f(x, k):
+            return (x * k).sin().sum()
+
+        cf = compile(f, backend=backend)
+        for i, k in enumerate((2, 3, 4, 5, 3)):
+            if i == 3:
+                compiler.wait()
+            grads = []
+            for fn in (cf, f):
+                x = t([0.1, 0.5, 1.0], requires_grad=True, dtype=np.float64)
+                g, = torch.autograd.grad(fn(x, k), x, create_graph=True)
+                gg, = torch.autograd.grad(g.sum(), x)
+                x2 = t([0.1, 0.5, 1.0], requires_grad=True, dtype=np.float64)
+                fn(x2, k).backward()
+                grads.append((g, gg, x2.grad))
+            for got, want in zip(*grads):
+                np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(),
+                                           rtol=1e-12, err_msg=f"k={k}")
+
     def test_autograd_grad_inside_the_function(self, backend):
         def f(x):
             y = (x.sin() * x).sum()
