@@ -702,10 +702,12 @@ class CompiledFunction:
                 return None
         return BackwardProgram(bgraph, make, saved_slots, targets, fwd_for_bw)
 
-    def _upgrade(self, path: Path, graph: Graph, inplace: dict) -> None:
+    def _upgrade(self, path: Path, graph: Graph, inplace: dict, native="first") -> None:
         """Build the fused Numba programs of a path in the background and swap them in;
-        or, when an earlier process built or loaded them all (:func:`tiers.warm`: they
-        are in the disk cache), load them now, before the replay that asked for them."""
+        or, when an earlier process built or loaded them (:func:`tiers.warm`: they are in
+        the disk cache), load them now, before the replay that asked for them.  The first
+        build leaves a long whole-trace native function for a second one, made once the
+        fused kernels run (``native``: :func:`compiler.codegen.compile_graph`'s)."""
         name = self.__name__
         stats = self._stats
         bws = [b for b in path.backwards + path.wb_backwards
@@ -713,26 +715,32 @@ class CompiledFunction:
         bw_graphs = [b.graph for b in bws]
         cpu = graph_device(graph) == "cpu"
 
-        def swap_in(t0, bw_optimized, how):
-            fwd = compile_graph(graph, "numba", inplace)
-            built = [(b, compile_graph(g, "numba")) for b, g in zip(bws, bw_optimized)]
+        def swap_in(t0, bw_optimized, how, native):
+            fwd = compile_graph(graph, "numba", inplace, native)
+            built = [(b, compile_graph(g, "numba", None, native))
+                     for b, g in zip(bws, bw_optimized)]
             path.program = fwd
             for b, p in built:
                 b.program = p
-            path.python_replays = path.hits
+            if path.python_replays is None:
+                path.python_replays = path.hits
             stats["compile_seconds"] += time.perf_counter() - t0
             log.kernels.info("%s: fused kernels %s (%d)", name, how, len(fwd.kernels))
-            return [fwd] + [p for _, p in built]
+            programs = [fwd] + [p for _, p in built]
+            if any(p.native_later for p in programs):  # the second build
+                self._upgrade(path, graph, inplace, native=True)
+            return programs
 
         def on_error(exc):
             tiers.warn(f"{name}: building fused kernels failed ({type(exc).__name__}: {exc}); "
                        "this trace keeps running as generated Python", CompileWarning)
             self._fallback_reasons.append(f"kernels not built: {type(exc).__name__}: {exc}")
 
-        if cpu and tiers.warm(graph, inplace, bw_graphs) is not None:
+        found = tiers.warm(graph, inplace, bw_graphs) if cpu else None
+        if found is not None and (found is True or native == "first"):
             try:  # nothing to compile: no worker, no FIRST_LOAD_AFTER
                 swap_in(time.perf_counter(), [optimize(g) for g in bw_graphs],
-                        "loaded from the disk cache")
+                        "loaded from the disk cache", found)
             except Exception as exc:  # noqa: BLE001 - as a background build's error
                 on_error(exc)
             return
@@ -744,15 +752,17 @@ class CompiledFunction:
             tiers.hold(first_use)
             graphs.extend([(graph, inplace)] + [(optimize(g), None) for g in bw_graphs])
             if cpu:
-                compile_worker.call(build_in_worker, graphs)
+                compile_worker.call(build_in_worker, graphs, (graph, inplace, bw_graphs),
+                                    native)
 
         def ready():
             return tiers.worth_loading(first_use, path.hits, not compile_worker.loaded)
 
         def job():
-            programs = swap_in(time.perf_counter(), [g for g, _ in graphs[1:]], "ready")
+            programs = swap_in(time.perf_counter(), [g for g, _ in graphs[1:]], "ready",
+                               native)
             if cpu:  # in the disk cache now: a new process loads them at its first replay
-                tiers.mark_warm(graph, inplace, bw_graphs, programs)
+                tiers.mark_warm(graph, inplace, bw_graphs, programs, native)
 
         tiers.submit(job, on_error, prepare, ready)
 

@@ -15,6 +15,10 @@ same values (kernels use only exact arithmetic and runtime.cpu.mathlib's <= 2 UL
 functions).  :func:`wait` blocks until every pending build is done (benchmarks and tests
 call it before measuring kernels).
 
+A trace with a long whole-trace native function gets two builds: its fused kernels
+first, the function (tens of seconds from a cold cache) once they run
+(:mod:`compiler.codegen.native_cpu`, ``FIRST_LINES``); :func:`wait` waits for both.
+
 A trace whose kernels an earlier process built or loaded (:func:`warm`: a note in the
 cache directory, keyed by the trace's graphs, naming the cache files, which all still
 exist) skips all of that: its kernels are loaded on the program's thread at its first
@@ -129,41 +133,44 @@ def worth_loading(first_use: float, hits: int, first_load: bool) -> bool:
 _WARM = "loaded"
 
 
-def _warm_key(graph, inplace, bw_graphs) -> str | None:
-    return note_key((_WARM, SOURCE_TAG, graph, inplace, list(bw_graphs)))
+def _warm_key(graph, inplace, bw_graphs, native) -> str | None:
+    return note_key((_WARM, SOURCE_TAG, graph, inplace, list(bw_graphs), native))
 
 
-def warm(graph, inplace, bw_graphs) -> list | None:
-    """The cache files of a trace's kernels (forward ``graph`` with its write-backs
-    ``inplace``, and its backward graphs) when an earlier process built or loaded them
-    all and every one is still there, else None.  Such a trace loads its kernels at its
+def warm(graph, inplace, bw_graphs):
+    """Which build of a trace's kernels (forward ``graph`` with its write-backs
+    ``inplace``, and its backward graphs) an earlier process built or loaded, every file
+    of it still there: ``True`` (the last build), ``"first"`` (the first one; a
+    whole-trace function is still to build: ``compile_graph``'s ``native``), or None.
+    Such a trace loads its kernels at its
     first replay, without :data:`FIRST_LOAD_AFTER` or the compile worker: there is
     nothing to compile, and loading them from the cache costs a fraction of Numba's
     first load of a process (no typing or lowering registries: :mod:`runtime.cache`).
     Checking costs a pickle of the graphs (~8 ms for the transformer step's 500 nodes)
     and a ``stat`` per file; it imports no Numba."""
-    text = read_note(_WARM, _warm_key(graph, inplace, bw_graphs))
-    if text is None:
-        return None
-    files = [f for f in text.splitlines() if f]
-    return files if files_present(files) else None
+    for native in (True, "first"):
+        text = read_note(_WARM, _warm_key(graph, inplace, bw_graphs, native))
+        if text is not None and files_present([f for f in text.splitlines() if f]):
+            return native
+    return None
 
 
-def mark_warm(graph, inplace, bw_graphs, programs) -> None:
-    """Note that the kernels of ``programs`` (built from these graphs) are in the disk
-    cache, with the files they are loaded from (:func:`warm`)."""
+def mark_warm(graph, inplace, bw_graphs, programs, native=True) -> None:
+    """Note that the kernels of ``programs`` (built from these graphs with ``native``) are
+    in the disk cache, with the files they are loaded from (:func:`warm`)."""
     try:
         names = sorted({name.split(".", 1)[0] for p in programs for name, _ in p.kernels})
         files = module_files(names)
         if files is not None:
-            write_note(_WARM, _warm_key(graph, inplace, bw_graphs), "\n".join(files))
+            write_note(_WARM, _warm_key(graph, inplace, bw_graphs, native), "\n".join(files))
     except Exception as exc:  # noqa: BLE001 - only the next process's start is slower
         warnings.warn(f"dyngraph: could not note the kernels in the disk cache: {exc}",
                       RuntimeWarning, stacklevel=2)
 
 
 def wait(timeout: float | None = None) -> bool:
-    """Block until all background builds are done; False if ``timeout`` (seconds) ran out
+    """Block until all background builds are done (and those they started); False if
+    ``timeout`` (seconds) ran out
     first, or if the builds were abandoned: the compile thread died (then they never
     finish; the traces keep running as generated Python).  A build waiting for a hung
     compile worker ends within the worker's deadline
@@ -180,7 +187,10 @@ def wait(timeout: float | None = None) -> bool:
         left = 0.25 if deadline is None else min(0.25, deadline - time.monotonic())
         _, not_done = cf.wait(pending, timeout=max(0.0, left))
         if not not_done:
-            return True
+            with _lock:  # (a build may start another: a whole-trace function's)
+                not_done = set(_pending)
+            if not not_done:
+                return True
         if deadline is not None and time.monotonic() >= deadline:
             return False
         thread = _thread

@@ -39,22 +39,30 @@ def numba_backend(device_type: str):
     return build
 
 
-def compile_graph(graph: Graph, backend: str = "numba", inplace=None) -> CompiledGraph:
+def compile_graph(graph: Graph, backend: str = "numba", inplace=None,
+                  native=True) -> CompiledGraph:
     """``inplace``: output value id -> the input Value it replaces (write-backs), which the
-    program may compute straight into the input's array (:mod:`.inplace`)."""
+    program may compute straight into the input's array (:mod:`.inplace`).  ``native``
+    (numba on the CPU): try a whole-trace native function first; ``"first"``: only a
+    short one, a longer one is left for a second build (the program's ``native_later``)."""
     if backend == "eager":
         return CompiledGraph(lambda *arrays: run_graph(graph, *arrays),
                              "# interpreted by compiler.ir.run_graph\n" + str(graph), [])
     if backend == "python":
         return lazy_python_program(graph, inplace)
     if backend == "numba":
-        return numba_backend(graph_device(graph))(graph, inplace=inplace)
+        return numba_backend(graph_device(graph))(graph, inplace=inplace, native=native)
     raise ValueError(f"unknown backend {backend!r}; expected 'numba', 'python' or 'eager'")
 
 
-def build_in_worker(graphs: list) -> None:
+def build_in_worker(graphs: list, warm=None, native=True) -> None:
     """(Run in :mod:`runtime.cpu.compile_worker`.) Build the numba programs of
     ``(graph, inplace)`` pairs: their kernels land in the disk cache, from which the
-    program's own :func:`compile_graph` of the same graphs then loads them."""
-    for graph, inplace in graphs:
-        compile_graph(graph, "numba", inplace)
+    program's own :func:`compile_graph` of the same graphs then loads them.  ``warm``:
+    the trace's ``(graph, inplace, backward graphs)``, noted as built
+    (:func:`compiler.tiers.mark_warm`, with ``native``) here, so that the next process
+    loads them at its first replay even when this program ends before loading them."""
+    programs = [compile_graph(graph, "numba", inplace, native) for graph, inplace in graphs]
+    if warm is not None:
+        from ..tiers import mark_warm
+        mark_warm(*warm, programs, native)

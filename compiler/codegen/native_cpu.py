@@ -13,7 +13,10 @@ Why
 What is native (:data:`EMITTERS`)
     Fused kernels (called from the trace: the kernel modules of :mod:`.numba_cpu`, so the
     scalar maths is the one written on the ops), ``matmul`` (matrices, a stack of rows
-    times a matrix, stacks of equal batch shape) and ``linear`` in float32/float64,
+    times a matrix, a matrix times a stack, stacks of equal batch shape) and ``linear`` in
+    float32/float64, convolutions and pooling (``im2col``, ``col2im``, ``conv_product``,
+    ``argmax``/``argmin`` over one dimension, ``pick_along_dim``/``place_along_dim``:
+    calls into :mod:`runtime.cpu.window`, compiled once into the disk cache),
     ``sum``/``mean``/``sum_to`` of floats, ``softmax``/``log_softmax`` over the last
     dimension, the 2-norm of a whole tensor, ``nll_loss`` and its gradient, row lookups
     (``index`` on dimension 0, an embedding) and their gradient (``index_put_add``),
@@ -22,6 +25,8 @@ What is native (:data:`EMITTERS`)
     trace is per shape).  A graph with any other node — a branch guard, a random op, an
     effect, a view returned to the user, a kernel big enough for the parallel variant — or
     whose function would exceed :data:`MAX_LINES` keeps the program of :mod:`.numba_cpu`.
+    A function longer than :data:`FIRST_LINES` is left to a trace's second build
+    (:class:`Deferred`; docs/ARCHITECTURE-compiler.md, item 9).
 
 Contract
     Inputs are C-contiguous (the function is compiled for exactly that and no other
@@ -44,12 +49,14 @@ import numba
 import numpy as np
 from numba import types as nbt
 
+from eager.ops import conv as _conv
 from eager.ops import factory as _fac
 from eager.ops import index as _I
 from eager.ops import linalg as _la
 from eager.ops import loss as _loss
 from eager.ops import reduce as _R
 from eager.ops import shape as _S
+from eager.ops import window as _W
 from runtime.cpu import DEVICE as CPU
 from runtime.cpu import compile_worker
 from runtime.cpu.launch import Adaptive
@@ -72,6 +79,15 @@ _BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 #: the largest whole-trace function compiled (source lines); a bigger trace keeps the
 #: program of fused kernels, so that a large model's first steps are not spent compiling
 MAX_LINES = 320
+#: the largest one built at once when a trace is first built (``native="first"``): a longer
+#: one (a CNN step: ~250 lines, ~20 s from a cold cache) is built after the trace's fused
+#: kernels run, as its second build (:class:`Deferred`)
+FIRST_LINES = 160
+
+
+class Deferred(Unsupported):
+    """The whole-trace function is longer than :data:`FIRST_LINES`: the trace runs its
+    fused kernels first, and this function is built next."""
 
 
 def _blas_ready() -> bool:
@@ -197,15 +213,21 @@ def _matmul(n, w: Writer):
         w.define(n.out, f"{w.mm()}({w.contig(a)}.reshape(({rows}, {k})), {w.blas(b)})"
                         f".reshape({tuple(n.out.shape)!r})")
         return
-    if tuple(a.shape[:-2]) != tuple(b.shape[:-2]):
+    # stacks: NumPy's loop, one product per item (helpers: runtime.cpu.blas)
+    if len(a.shape) == 2:  # one matrix times a stack
+        B = _batch(b.shape[:-2])
+        left = w.blas(a)
+        fn = "matmul_left"
+    elif tuple(a.shape[:-2]) != tuple(b.shape[:-2]):
         raise Unsupported("matmul with broadcast batch dimensions")
-    B = _batch(a.shape[:-2])
-    a3, b3, o = w.fresh(), w.fresh(), w.fresh()
-    w.lines += [f"{a3} = {w.contig(a)}.reshape(({B}, {m}, {k}))",
-                f"{b3} = {w.contig(b)}.reshape(({B}, {k}, {kn}))",
-                f"{o} = np.empty(({B}, {m}, {kn}), {_dt(a.dtype)})",
-                f"for _b in range({B}):",
-                f"    {o}[_b] = {w.mm()}({a3}[_b], {b3}[_b])"]
+    else:
+        B = _batch(a.shape[:-2])
+        left = f"{w.contig(a)}.reshape(({B}, {m}, {k}))"
+        fn = "matmul_stack"
+    o = w.fresh()
+    blas = w.imports.setdefault("runtime.cpu.blas", "B")
+    w.lines += [f"{o} = np.empty(({B}, {m}, {kn}), {_dt(a.dtype)})",
+                f"{blas}.{fn}({left}, {w.contig(b)}.reshape(({B}, {k}, {kn})), {o})"]
     w.define(n.out, f"{o}.reshape({tuple(n.out.shape)!r})")
 
 
@@ -418,7 +440,8 @@ def _permute(n, w: Writer):
     elif len(dims) == 2:
         w.define(n.out, f"{w.name(a)}.T", {"C": "F", "F": "C"}.get(lay, "A"))
     else:
-        w.define(n.out, f"np.transpose({w.name(a)}, {dims!r})", "A")
+        # (the method: np.transpose's overload takes seconds to compile in each process)
+        w.define(n.out, f"{w.name(a)}.transpose({dims!r})", "A")
 
 
 def _const(n, w: Writer):
@@ -597,9 +620,154 @@ def _index_put_add(n, w: Writer):
     w.define(n.out, f"{out}.reshape({shape!r})")
 
 
+# -- windows, pooling, convolution: calls into runtime.cpu.window (compiled once, cached) --
+
+def _win(w: Writer) -> str:
+    return w.imports.setdefault("runtime.cpu.window", "WIN")
+
+
+def _window_args(size: tuple, p: dict) -> str:
+    """``lh, lw, kh, kw, dh, dw, ph, pw, sh, sw`` of 1-D or 2-D windows over ``size`` (a
+    1-D window is a 2-D one of height 1)."""
+    kernel, dilation, stride = tuple(p["kernel"]), tuple(p["dilation"]), tuple(p["stride"])
+    padding = tuple(tuple(q) for q in p["padding"])
+    counts = _W.window_counts(tuple(size), kernel, dilation, padding, stride)
+    if len(kernel) == 1:
+        counts, kernel, dilation, stride = (1,) + counts, (1,) + kernel, (1,) + dilation, \
+            (1,) + stride
+        padding = ((0, 0),) + padding
+    vals = counts + kernel + dilation + (padding[0][0], padding[1][0]) + stride
+    return ", ".join(str(int(v)) for v in vals)
+
+
+def _spatial(shape: tuple, what: str) -> tuple:
+    """``(N, C, H, W)`` of a 1-D or 2-D spatial shape."""
+    if len(shape) not in (3, 4):
+        raise Unsupported(f"{what} over other than 1 or 2 spatial dimensions")
+    return tuple(shape[:2]) + ((1,) if len(shape) == 3 else ()) + tuple(shape[2:])
+
+
+def _float_value(v, what: str):
+    if type(v) is not Value or v.dtype not in _BLAS_DTYPES:
+        raise Unsupported(f"{what} of other than float32/float64")
+
+
+def _im2col(n, w: Writer):
+    x = n.inputs[0]
+    _float_value(x, "im2col")
+    n4 = _spatial(tuple(x.shape), "im2col")
+    out = w.fresh()
+    fill = _lit(n.params.get("fill", 0), x.dtype)
+    w.lines += [f"{out} = np.empty({tuple(n.out.shape)!r}, {_dt(x.dtype)})",
+                f"{_win(w)}.im2col_2d({w.contig(x)}.reshape({n4!r}), {out}, "
+                f"{_window_args(x.shape[2:], n.params)}, {fill})"]
+    w.define(n.out, out)
+
+
+def _col2im(n, w: Writer):
+    cols = n.inputs[0]
+    _float_value(cols, "col2im")
+    p = n.params
+    n4 = _spatial(tuple(n.out.shape), "col2im")
+    tiles = tuple(p["stride"]) == tuple(p["kernel"]) and all(d == 1 for d in p["dilation"])
+    out = w.fresh()
+    w.lines += [f"{out} = np.zeros({n4!r}, {_dt(cols.dtype)})",
+                f"{_win(w)}.col2im_2d({w.contig(cols)}, {out}, "
+                f"{_window_args(p['size'], p)}, {tiles})"]
+    w.define(n.out, f"{out}.reshape({tuple(n.out.shape)!r})")
+
+
+def _split_mid(shape: tuple, d: int) -> tuple:
+    return _batch(shape[:d]), shape[d], _batch(shape[d + 1:])
+
+
+def _arg_reduce(n, w: Writer, fn: str):
+    a = n.inputs[0]
+    dims = tuple(n.params["dim"])
+    if type(a) is not Value or a.dtype.kind not in "fiu" or a.dtype.itemsize < 4 \
+            or len(dims) != 1 or not a.shape or n.out.dtype != np.int64:
+        raise Unsupported(f"{fn} of other than one dimension of a real array")
+    d = dims[0] % len(a.shape)
+    p, k, q = _split_mid(tuple(a.shape), d)
+    if not k:
+        raise Unsupported(f"{fn} of an empty dimension")
+    out = w.fresh()
+    w.lines += [f"{out} = np.empty(({p}, {q}), np.int64)",
+                f"{_win(w)}.{fn}_mid({w.contig(a)}.reshape(({p}, {k}, {q})), {out})"]
+    w.define(n.out, f"{out}.reshape({tuple(n.out.shape)!r})")
+
+
+def _argmax(n, w: Writer):
+    _arg_reduce(n, w, "argmax")
+
+
+def _argmin(n, w: Writer):
+    _arg_reduce(n, w, "argmin")
+
+
+def _keep_shape(shape: tuple, d: int) -> tuple:
+    return shape[:d] + (1,) + shape[d + 1:]
+
+
+def _pick_along_dim(n, w: Writer):
+    a, idx = n.inputs[0], n.inputs[1]
+    if type(a) is not Value or type(idx) is not Value or not a.shape \
+            or idx.dtype != np.int64:
+        raise Unsupported("pick_along_dim of other than an array and int64 indices")
+    shape = tuple(a.shape)
+    d = n.params["dim"] % len(shape)
+    if tuple(idx.shape) != _keep_shape(shape, d):
+        raise Unsupported("pick_along_dim with indices of another shape")
+    p, k, q = _split_mid(shape, d)
+    out = w.fresh()
+    w.lines += [f"{out} = np.empty(({p}, {q}), {_dt(a.dtype)})",
+                f"{_win(w)}.pick_mid({w.contig(a)}.reshape(({p}, {k}, {q})), "
+                f"{w.contig(idx)}.reshape(({p}, {q})), {out})"]
+    w.define(n.out, f"{out}.reshape({tuple(n.out.shape)!r})")
+
+
+def _place_along_dim(n, w: Writer):
+    g, idx = n.inputs[0], n.inputs[1]
+    shape = tuple(n.params["shape"])
+    if type(g) is not Value or type(idx) is not Value or not shape \
+            or idx.dtype != np.int64:
+        raise Unsupported("place_along_dim of other than an array and int64 indices")
+    d = n.params["dim"] % len(shape)
+    keep = _keep_shape(shape, d)
+    if tuple(idx.shape) != keep or tuple(g.shape) not in (keep, shape[:d] + shape[d + 1:]):
+        raise Unsupported("place_along_dim with operands of other shapes")
+    p, k, q = _split_mid(shape, d)
+    out = w.fresh()
+    w.lines += [f"{out} = np.zeros(({p}, {k}, {q}), {_dt(n.out.dtype)})",
+                f"{_win(w)}.place_mid({w.contig(g)}.reshape(({p}, {q})), "
+                f"{w.contig(idx)}.reshape(({p}, {q})), {out})"]
+    w.define(n.out, f"{out}.reshape({shape!r})")
+
+
+def _conv_product(n, w: Writer):
+    cols, wt = n.inputs[0], n.inputs[1]
+    bias = n.inputs[2] if len(n.inputs) > 2 else None
+    _float_value(cols, "conv_product")
+    if type(wt) is not Value or wt.dtype != cols.dtype or len(cols.shape) != 3 \
+            or _batch(tuple(wt.shape[1:])) != cols.shape[1]:
+        raise Unsupported("conv_product of other operands")
+    nb, ck, length = cols.shape
+    oc = wt.shape[0]
+    out = w.fresh()
+    w.lines += [f"{out} = np.empty(({nb}, {oc}, {length}), {_dt(cols.dtype)})",
+                f"{_win(w)}.conv_product({w.contig(cols)}, "
+                f"{w.contig(wt)}.reshape(({oc}, {ck})), {out})"]
+    if bias is not None:
+        if type(bias) is not Value or tuple(bias.shape) != (oc,) or bias.dtype != cols.dtype:
+            raise Unsupported("conv_product with another bias")
+        w.lines.append(f"{_win(w)}.add_channel_bias({out}, {w.contig(bias)})")
+    w.define(n.out, f"{out}.reshape({tuple(n.out.shape)!r})")
+
+
 #: emitters whose code may raise (then the call reruns as Python: nothing may have been
 #: written into an input before them)
-RAISES = frozenset({_nll_loss, _nll_loss_grad, _index, _index_put_add})
+RAISES = frozenset({_nll_loss, _nll_loss_grad, _index, _index_put_add, _pick_along_dim,
+                    _place_along_dim})
 
 EMITTERS = {
     _la.Matmul: _matmul, _la.Linear: _linear,
@@ -612,6 +780,9 @@ EMITTERS = {
     _S.Unsqueeze: _unsqueeze, _S.Squeeze: _unsqueeze,
     _S.Expand: _expand, _S.Contiguous: _contiguous, _fac.Arange: _arange,
     _I.Index: _index, _I.IndexPutAdd: _index_put_add,
+    _W.Im2col: _im2col, _W.Col2im: _col2im, _R.Argmax: _argmax, _R.Argmin: _argmin,
+    _R.PickAlongDim: _pick_along_dim, _R.PlaceAlongDim: _place_along_dim,
+    _conv.ConvProduct: _conv_product,
 }
 
 
@@ -621,7 +792,7 @@ def _emitter(n):
     fn = EMITTERS.get(n.op)
     if fn is None:
         raise Unsupported(f"{n.op.name} has no native code")
-    if fn in (_matmul, _linear) and not _blas_ready():
+    if fn in (_matmul, _linear, _conv_product) and not _blas_ready():
         raise Unsupported("SciPy (Numba's BLAS) is not installed")
     return fn
 
@@ -698,14 +869,18 @@ def trace_source(lowered: Graph) -> tuple[str, list, list, list]:
     return source, plan, sig, w.consts
 
 
-def native_program(lowered: Graph, plain: Graph, name: str = "graph") -> CompiledGraph:
+def native_program(lowered: Graph, plain: Graph, name: str = "graph",
+                   max_lines: int | None = None) -> CompiledGraph:
     """The whole-trace program of ``lowered`` (a graph whose fused nodes are lowered
     kernels), with the generated Python of ``plain`` (the unfused graph) as the path for
-    calls the native function refuses.  Raises :class:`Unsupported`."""
+    calls the native function refuses.  Raises :class:`Unsupported`, or :class:`Deferred`
+    when the function is longer than ``max_lines`` but not :data:`MAX_LINES`."""
     if any(type(v) is Value and v.device != "cpu" for v in lowered.inputs):
         raise Unsupported("inputs on another device")
     source, plan, sig, consts = trace_source(lowered)
     lines = source.count("\n")
+    if max_lines is not None and max_lines < lines <= MAX_LINES:
+        raise Deferred(f"{lines} lines of native code: built after the fused kernels")
     if lines > MAX_LINES:
         raise Unsupported(f"{lines} lines of native code, more than {MAX_LINES} (Numba's "
                           "compile time grows faster than the function: 186 lines take "

@@ -350,10 +350,13 @@ def _build(lowered: Graph) -> None:
 #: same graph's kernels from the disk cache then skips; a note says only which of two
 #: right programs to build
 _REFUSED = "native-refused"
+#: :func:`_native`'s answer for a whole-trace function to build after the fused kernels
+DEFERRED = "deferred"
 
 
-def _native(graph: Graph, name: str, parallel_min: int, inplace):
-    """The whole-trace native program of ``graph``, or None (see :mod:`.native_cpu`)."""
+def _native(graph: Graph, name: str, parallel_min: int, inplace, max_lines=None):
+    """The whole-trace native program of ``graph``, or None (see :mod:`.native_cpu`), or
+    :data:`DEFERRED` (longer than ``max_lines``: built later)."""
     other = [n.op.name for n in graph.nodes
              if n.op not in native_cpu.EMITTERS and not fusible(n, CPU)]
     if other:  # cheap refusal before any kernel is built
@@ -375,7 +378,10 @@ def _native(graph: Graph, name: str, parallel_min: int, inplace):
             for n in lowered.nodes:
                 if n.op is FusedKernel:
                     n.params["launch"].inplace = None
-        prog = native_cpu.native_program(lowered, graph, name)
+        prog = native_cpu.native_program(lowered, graph, name, max_lines)
+    except native_cpu.Deferred as e:
+        log.kernels.info("%s: whole-trace native code later: %s", name, e)
+        return DEFERRED
     except native_cpu.Unsupported as e:
         log.kernels.info("%s: no whole-trace native code: %s", name, e)
         write_note(_REFUSED, key, str(e))
@@ -396,16 +402,20 @@ def numba_program(graph: Graph, name: str = "graph", *,
 
     ``native``: first try one native function for the whole graph
     (:mod:`.native_cpu`); a graph with a node it cannot write gets the program below.
+    ``native="first"``: only up to :data:`~.native_cpu.FIRST_LINES` lines; a longer one
+    gets the program below, marked ``native_later`` (the caller builds it next).
 
     ``inplace`` maps an output value's id to the input Value it replaces (a write-back):
     where safe (:func:`_inplace_plan`) the kernel computes that output into the input's
     array, sparing a separate copy.
     """
+    whole = None
     if native:  # (no worker started here: a build whose kernels are all in the disk
         # cache needs none, and one that is not starts it at its first compile)
-        prog = _native(graph, name, parallel_min, inplace)
-        if prog is not None:
-            return prog
+        whole = _native(graph, name, parallel_min, inplace,
+                        native_cpu.FIRST_LINES if native == "first" else None)
+        if whole is not None and whole is not DEFERRED:
+            return whole
     lowered, kernels = _lower_all(graph, parallel_min, singleton_min)
     new_nodes = lowered.nodes
     kernels += _mark_inplace(lowered, inplace)
@@ -414,12 +424,16 @@ def numba_program(graph: Graph, name: str = "graph", *,
     out = CompiledGraph(prog.fn, prog._source, kernels)
     out.writes_inputs = any(n.params["launch"].inplace is not None for n in new_nodes
                             if n.op is FusedKernel)
+    out.native_later = whole is DEFERRED
     return out
 
 
-def program(graph: Graph, *, inplace=None, singleton_min: int | None = None) -> CompiledGraph:
+def program(graph: Graph, *, inplace=None, singleton_min: int | None = None,
+            native=True) -> CompiledGraph:
     """The numba backend's program for a CPU graph (:func:`compiler.codegen.compile_graph`
-    finds it by the device's name): fused kernels, tried first as one native function.
-    ``singleton_min``: as :func:`numba_program` (0: every op a kernel, as tests ask)."""
-    return numba_program(graph, inplace=inplace, native=singleton_min is None,
+    finds it by the device's name): fused kernels, tried first as one native function
+    (``native`` as :func:`numba_program`'s).  ``singleton_min``: as
+    :func:`numba_program` (0: every op a kernel, as tests ask)."""
+    return numba_program(graph, inplace=inplace,
+                         native=native if singleton_min is None else False,
                          singleton_min=singleton_min)

@@ -100,7 +100,9 @@ def cuda_program(graph: Graph, name: str = "graph", *, inplace=None,
     return CompiledGraph(prog.fn, prog._source, kernels)
 
 
-def program(graph: Graph, *, inplace=None, singleton_min: int | None = None) -> CompiledGraph:
+def program(graph: Graph, *, inplace=None, singleton_min: int | None = None,
+            native=True) -> CompiledGraph:
     """The numba backend's program for a CUDA graph (:func:`compiler.codegen.compile_graph`
-    finds it by the device's name); ``singleton_min`` as :func:`fuse`'s."""
+    finds it by the device's name); ``singleton_min`` as :func:`fuse`'s (``native``: the
+    CPU's whole-trace functions, none here)."""
     return cuda_program(graph, inplace=inplace, singleton_min=singleton_min)

@@ -28,7 +28,7 @@ class CompiledGraph:
     """A callable program with its generated source and the kernels it uses."""
 
     __slots__ = ("fn", "_source", "kernels", "writes_inputs", "native_misses",
-                 "first_write", "__weakref__")
+                 "first_write", "native_later", "__weakref__")
 
     def __init__(self, fn, source, kernels: list):
         self.fn = fn
@@ -37,6 +37,7 @@ class CompiledGraph:
         self.writes_inputs = False  # computes write-backs straight into input arrays
         self.native_misses = None   # whole-trace native code: [calls rerun as Python]
         self.first_write = None     # generated Python: (code, line of the first such write)
+        self.native_later = False   # fused kernels now, a whole-trace function to build next
 
     def wrote_before(self, exc: BaseException) -> bool:
         """Whether the call that raised ``exc`` may have written into its inputs (then it

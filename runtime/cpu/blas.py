@@ -155,3 +155,20 @@ def _matmul_scipy_blas(a, b):
 
 matmul = numba.njit(cache=True, nogil=True)(
     _matmul_numpy_blas if AVAILABLE else _matmul_scipy_blas)
+
+
+@numba.njit(cache=True, nogil=True)
+def matmul_stack(a, b, out):
+    """``out[i] = matmul(a[i], b[i])`` over stacks of matrices (``np.matmul``'s loop: one
+    product per item).  A helper compiled once per layout, so that a trace calling it
+    does not compile its array assignments (Numba's are slow to compile)."""
+    for i in range(out.shape[0]):
+        out[i] = matmul(a[i], b[i])
+
+
+@numba.njit(cache=True, nogil=True)
+def matmul_left(a, b, out):
+    """``out[i] = matmul(a, b[i])``: one matrix times each matrix of a stack."""
+    for i in range(out.shape[0]):
+        out[i] = matmul(a, b[i])
+

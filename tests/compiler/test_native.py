@@ -4,6 +4,8 @@ errors over many calls (after the background build, ``compiler.wait()``)."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -424,6 +426,30 @@ def test_a_trace_too_large_for_one_native_function_keeps_the_kernel_program(monk
     compiler.wait()
     assert cf(x).item() == pytest.approx(step(x).item(), rel=1e-12)
     assert not _native_used(cf)
+
+
+def test_a_long_native_function_is_built_after_the_fused_kernels(monkeypatch, caplog):
+    """Longer than FIRST_LINES: the trace's first build is its fused kernels (seconds
+    from a cold cache, where the whole function takes tens), the function comes with a
+    second build, which ``compiler.wait()`` also waits for."""
+    import logging
+    monkeypatch.setattr(native_cpu, "FIRST_LINES", 5)
+    w = torch.randn(4, 4, dtype=torch.float64, requires_grad=True)
+    new = 1.0 + int.from_bytes(os.urandom(4), "little") / 2 ** 40  # a graph no run built
+
+    def step(x):
+        return ((x @ w).tanh() @ w).sum() * new
+
+    cf = compiler.compile(step)
+    x = torch.randn(3, 4, dtype=torch.float64)
+    with caplog.at_level(logging.INFO, logger="dyngraph.kernels"):
+        for _ in range(3):
+            cf(x).backward()
+        compiler.wait()
+    later = [r.getMessage() for r in caplog.records if "native code later" in r.getMessage()]
+    assert later, "the first build made the whole-trace function"
+    assert cf(x).item() == pytest.approx(step(x).item(), rel=1e-12)
+    assert _native_used(cf)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
