@@ -100,7 +100,7 @@ def snapshot(tensors, pre) -> _TensorState:
 def checked_replay(cf, path, outs, tensors, args, kwargs, before: _TensorState, rng_state):
     """Finish a replay in checking mode (see the module docstring)."""
     bitwise = exact(path.program)
-    compiled = path.finish(outs, tensors, apply_effects=False)
+    compiled = path.finish(outs, tensors, apply_effects=False, args=args, kwargs=kwargs)
     after = [(t, t._data.copy(), None if t._grad is None else t._grad._data.copy())
              for t, *_ in before.items]
     before.restore()

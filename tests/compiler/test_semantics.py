@@ -1189,6 +1189,7 @@ class TestAutograd:
             return (x * k).sin().sum()
 
         cf = compile(f, backend=backend)
+        checked = compile(f, backend=backend, check=True)  # (its replays finish apart)
         for i, k in enumerate((2, 3, 4, 5, 3)):
             if i == 3:
                 compiler.wait()
@@ -1203,6 +1204,10 @@ class TestAutograd:
             for got, want in zip(*grads):
                 np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(),
                                            rtol=1e-12, err_msg=f"k={k}")
+            x = t([0.1, 0.5, 1.0], requires_grad=True, dtype=np.float64)
+            g, = torch.autograd.grad(checked(x, k), x, create_graph=True)
+            np.testing.assert_allclose(g.detach().numpy(), grads[1][0].detach().numpy(),
+                                       rtol=1e-12, err_msg=f"checked, k={k}")
 
     def test_autograd_grad_inside_the_function(self, backend):
         def f(x):
