@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 
 from ..ir import Graph, graph_device, run_graph
+from ..tiers import mark_warm
 from .pysource import CompiledGraph, lazy_python_program
 
 #: device type -> ``program(graph, inplace=...)`` of its numba backend, loaded on first use
@@ -64,5 +65,4 @@ def build_in_worker(graphs: list, warm=None, native=True) -> None:
     loads them at its first replay even when this program ends before loading them."""
     programs = [compile_graph(graph, "numba", inplace, native) for graph, inplace in graphs]
     if warm is not None:
-        from ..tiers import mark_warm
         mark_warm(*warm, programs, native)
