@@ -682,9 +682,10 @@ def _split_mid(shape: tuple, d: int) -> tuple:
     return _batch(shape[:d]), shape[d], _batch(shape[d + 1:])
 
 
-def _arg_reduce(n, w: Writer, fn: str):
+def _arg_reduce(n, w: Writer, largest: bool):
     a = n.inputs[0]
     dims = tuple(n.params["dim"])
+    fn = "argmax" if largest else "argmin"
     if type(a) is not Value or a.dtype.kind not in "fiu" or a.dtype.itemsize < 4 \
             or len(dims) != 1 or not a.shape or n.out.dtype != np.int64:
         raise Unsupported(f"{fn} of other than one dimension of a real array")
@@ -694,32 +695,35 @@ def _arg_reduce(n, w: Writer, fn: str):
         raise Unsupported(f"{fn} of an empty dimension")
     out = w.fresh()
     w.lines += [f"{out} = np.empty(({p}, {q}), np.int64)",
-                f"{_win(w)}.{fn}_mid({w.contig(a)}.reshape(({p}, {k}, {q})), {out})"]
+                f"{_win(w)}.arg_mid({w.contig(a)}.reshape(({p}, {k}, {q})), {out}, "
+                f"{largest})"]
     w.define(n.out, f"{out}.reshape({tuple(n.out.shape)!r})")
 
 
 def _argmax(n, w: Writer):
-    _arg_reduce(n, w, "argmax")
+    _arg_reduce(n, w, True)
 
 
 def _argmin(n, w: Writer):
-    _arg_reduce(n, w, "argmin")
+    _arg_reduce(n, w, False)
 
 
-def _keep_shape(shape: tuple, d: int) -> tuple:
-    return shape[:d] + (1,) + shape[d + 1:]
+def _along_dim(n, values, shape: tuple, what: str) -> tuple:
+    """``(d, p, k, q)`` of ``pick_along_dim``/``place_along_dim`` over ``shape`` along
+    ``d``, with int64 indices of ``shape``'s keepdim form (argmax's)."""
+    idx = n.inputs[1]
+    if type(values) is not Value or type(idx) is not Value or not shape \
+            or idx.dtype != np.int64:
+        raise Unsupported(f"{what} of other than an array and int64 indices")
+    d = n.params["dim"] % len(shape)
+    if tuple(idx.shape) != shape[:d] + (1,) + shape[d + 1:]:
+        raise Unsupported(f"{what} with indices of another shape")
+    return (d,) + _split_mid(shape, d)
 
 
 def _pick_along_dim(n, w: Writer):
     a, idx = n.inputs[0], n.inputs[1]
-    if type(a) is not Value or type(idx) is not Value or not a.shape \
-            or idx.dtype != np.int64:
-        raise Unsupported("pick_along_dim of other than an array and int64 indices")
-    shape = tuple(a.shape)
-    d = n.params["dim"] % len(shape)
-    if tuple(idx.shape) != _keep_shape(shape, d):
-        raise Unsupported("pick_along_dim with indices of another shape")
-    p, k, q = _split_mid(shape, d)
+    _, p, k, q = _along_dim(n, a, tuple(a.shape), "pick_along_dim")
     out = w.fresh()
     w.lines += [f"{out} = np.empty(({p}, {q}), {_dt(a.dtype)})",
                 f"{_win(w)}.pick_mid({w.contig(a)}.reshape(({p}, {k}, {q})), "
@@ -730,14 +734,9 @@ def _pick_along_dim(n, w: Writer):
 def _place_along_dim(n, w: Writer):
     g, idx = n.inputs[0], n.inputs[1]
     shape = tuple(n.params["shape"])
-    if type(g) is not Value or type(idx) is not Value or not shape \
-            or idx.dtype != np.int64:
-        raise Unsupported("place_along_dim of other than an array and int64 indices")
-    d = n.params["dim"] % len(shape)
-    keep = _keep_shape(shape, d)
-    if tuple(idx.shape) != keep or tuple(g.shape) not in (keep, shape[:d] + shape[d + 1:]):
-        raise Unsupported("place_along_dim with operands of other shapes")
-    p, k, q = _split_mid(shape, d)
+    d, p, k, q = _along_dim(n, g, shape, "place_along_dim")
+    if tuple(g.shape) not in (tuple(idx.shape), shape[:d] + shape[d + 1:]):
+        raise Unsupported("place_along_dim with a gradient of another shape")
     out = w.fresh()
     w.lines += [f"{out} = np.zeros(({p}, {k}, {q}), {_dt(n.out.dtype)})",
                 f"{_win(w)}.place_mid({w.contig(g)}.reshape(({p}, {q})), "

@@ -68,9 +68,9 @@ def col2im_2d(cols, out, lh, lw, kh, kw, dh, dw, ph, pw, sh, sw, tiles):
 
 
 @numba.njit(**_JIT)
-def argmax_mid(a, out):
-    """``out[i, j]``: the first index of the maximum of ``a[i, :, j]``, the first NaN
-    where there is one (NumPy's ``argmax``)."""
+def arg_mid(a, out, largest):
+    """``out[i, j]``: the first index of the maximum (``largest``) or minimum of
+    ``a[i, :, j]``, the first NaN where there is one (NumPy's ``argmax``/``argmin``)."""
     p, k, q = a.shape
     for i in range(p):
         for j in range(q):
@@ -79,46 +79,33 @@ def argmax_mid(a, out):
             if best == best:
                 for t in range(1, k):
                     v = a[i, t, j]
-                    if v > best or v != v:
+                    if v != v:
+                        at = t
+                        break
+                    if v > best if largest else v < best:
                         best = v
                         at = t
-                        if v != v:
-                            break
             out[i, j] = at
 
 
 @numba.njit(**_JIT)
-def argmin_mid(a, out):
-    """``out[i, j]``: the first index of the minimum of ``a[i, :, j]`` (NaN first)."""
-    p, k, q = a.shape
-    for i in range(p):
-        for j in range(q):
-            best = a[i, 0, j]
-            at = 0
-            if best == best:
-                for t in range(1, k):
-                    v = a[i, t, j]
-                    if v < best or v != v:
-                        best = v
-                        at = t
-                        if v != v:
-                            break
-            out[i, j] = at
+def _along(t, k):
+    """Index ``t`` of a dimension of ``k`` (a negative one counts from the end); raises
+    IndexError out of range, as ``take_along_axis``/``put_along_axis``."""
+    if t < 0:
+        t += k
+    if t < 0 or t >= k:
+        raise IndexError("index out of bounds")
+    return t
 
 
 @numba.njit(**_JIT)
 def pick_mid(a, idx, out):
-    """``out[i, j] = a[i, idx[i, j], j]`` (a negative index counts from the end); raises
-    IndexError for an index out of range, as ``take_along_axis``."""
+    """``out[i, j] = a[i, idx[i, j], j]``."""
     p, k, q = a.shape
     for i in range(p):
         for j in range(q):
-            t = idx[i, j]
-            if t < 0:
-                t += k
-            if t < 0 or t >= k:
-                raise IndexError("index out of bounds")
-            out[i, j] = a[i, t, j]
+            out[i, j] = a[i, _along(idx[i, j], k), j]
 
 
 @numba.njit(**_JIT)
@@ -127,12 +114,7 @@ def place_mid(g, idx, out):
     p, k, q = out.shape
     for i in range(p):
         for j in range(q):
-            t = idx[i, j]
-            if t < 0:
-                t += k
-            if t < 0 or t >= k:
-                raise IndexError("index out of bounds")
-            out[i, t, j] = g[i, j]
+            out[i, _along(idx[i, j], k), j] = g[i, j]
 
 
 @numba.njit(**_JIT)
