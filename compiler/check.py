@@ -59,7 +59,12 @@ def inexact_ops(kernels) -> list:
     return sorted(found)
 
 
-_RTOL = {np.dtype(np.float16): 1e-3, np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
+#: the relative part of the bound, of the array's largest value.  A few ulp per op compound
+#: within one step: the LSTM example's gradients go back through 24 time steps of mathlib
+#: gates, and Adam's squared gradient doubles their relative difference; its checked steps
+#: differ from eager by up to 1.1e-5 of the array's largest value (float32), which 1e-5
+#: failed on some runs.  A wrong op is off by far more.
+_RTOL = {np.dtype(np.float16): 1e-3, np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-12}
 
 
 class CheckError(AssertionError):
@@ -164,7 +169,7 @@ def _compare_arrays(got: np.ndarray, want: np.ndarray, what, problems,
     else:
         nan_g, nan_w = np.isnan(got), np.isnan(want)
         zero = (got == 0) & (want == 0)
-        rtol = _RTOL.get(want.dtype, 1e-5)
+        rtol = _RTOL.get(want.dtype, 1e-4)
         finite = np.abs(want[np.isfinite(want)])
         scale = float(finite.max()) if finite.size else 0.0  # sums in another order
         with np.errstate(invalid="ignore", over="ignore"):

@@ -88,3 +88,19 @@ def test_check_mode_from_the_environment(monkeypatch):
     assert compiler.compile(lambda x: x + 1).check
     monkeypatch.setenv("DYNGRAPH_CHECK", "0")
     assert not compiler.compile(lambda x: x + 1).check
+
+
+def test_inexact_bound_allows_compounded_rounding_but_not_a_wrong_value():
+    """The bound for kernels with mathlib functions, float32: a difference of 2e-5 of the
+    array's largest value (what 24 LSTM time steps and Adam's squared gradient made of a few
+    ulp per op, at one element near zero: the LSTM example's checked run failed on it) is
+    within; 1e-3 of it is not; NaN against a number never is."""
+    from compiler.check import _compare_arrays
+    want = np.array([0.5, 2.0691029e-4, -0.25], dtype=np.float32)
+    problems = []
+    _compare_arrays(want + np.float32([0, 1e-5, 0]), want, "w", problems)
+    assert problems == []
+    _compare_arrays(want + np.float32([0, 5e-4, 0]), want, "w", problems)
+    assert len(problems) == 1 and "at index [1]" in problems[0]
+    _compare_arrays(np.float32([np.nan, 2.0691029e-4, -0.25]), want, "w", problems)
+    assert len(problems) == 2 and "at index [0]" in problems[1]
