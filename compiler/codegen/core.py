@@ -9,6 +9,8 @@ table.  Every external input is loaded as ``a0, a1, ..`` and internal values are
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from eager.ops import scalarexpr
@@ -21,12 +23,35 @@ def _canon(x, names) -> str:
     return names[x.id] if type(x) is Value else repr(x)
 
 
+#: the whole-body cores written so far, by body (a fused body is not changed once made;
+#: a kernel storing into its inputs is written from the same core again)
+_CORES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_DTYPE_NAMES: dict = {}   # (``str(dtype)`` is a Python-level NumPy property: slow)
+
+
+def _dtype_name(dt) -> str:
+    name = _DTYPE_NAMES.get(dt)
+    if name is None:
+        name = _DTYPE_NAMES[dt] = str(dt)
+    return name
+
+
 def core_source(body: Graph, math: dict, nodes=None, outputs=None) -> tuple:
     """(core lines, output variable names) of a fused body (or of its first ``nodes``
     computing ``outputs``) with the device math table ``math``; inputs are ``a0, a1, ..``.
     Raises :class:`eager.ops.scalarexpr.Unsupported` for a node the device cannot write."""
-    nodes = body.nodes if nodes is None else nodes
-    outputs = body.outputs if outputs is None else outputs
+    if nodes is None and outputs is None:
+        known = _CORES.get(body)
+        if known is not None and known[0] is math:
+            return list(known[1]), list(known[2])
+        lines, outs = _core(body, math, body.nodes, body.outputs)
+        _CORES[body] = (math, lines, outs)
+        return list(lines), list(outs)
+    return _core(body, math, body.nodes if nodes is None else nodes,
+                 body.outputs if outputs is None else outputs)
+
+
+def _core(body: Graph, math: dict, nodes, outputs) -> tuple:
     names = {v.id: f"a{k}" for k, v in enumerate(body.inputs)}
     lines = []
     for j, n in enumerate(nodes):
@@ -34,7 +59,7 @@ def core_source(body: Graph, math: dict, nodes=None, outputs=None) -> tuple:
         args += [f"{key}={val!r}" for key, val in n.params.items() if _literal(val)
                  or isinstance(val, np.dtype)]
         target = f"t{j}"
-        lines.append(f"# {target}: {n.out.dtype} = {n.op.name}({', '.join(args)})")
+        lines.append(f"# {target}: {_dtype_name(n.out.dtype)} = {n.op.name}({', '.join(args)})")
         lines.extend(scalarexpr.emit(n, names, target, math))
         names[n.out.id] = target
     return lines, [names[v.id] for v in outputs]

@@ -161,10 +161,63 @@ def node_args(node, names: dict) -> list:
     return args
 
 
+#: :func:`emit`'s answers by what they depend on (:func:`_emit_key`): a trace's fusion asks
+#: for each node whether it can be written (:func:`supports`), then writes each fused group
+#: (twice for a group storing into its inputs), and traces that differ only in shapes (one
+#: per batch of sequence lengths) ask the same questions again
+_EMITTED: dict = {}
+_UNSUPPORTED = object()
+_PLAIN = (bool, int, float, str, type(None), np.dtype)
+
+
+def _plain(v) -> bool:
+    """A value whose type and repr say all of it (an array's repr elides)."""
+    if isinstance(v, tuple):
+        return all(_plain(x) for x in v)
+    return isinstance(v, _PLAIN)
+
+
+def _emit_key(node, names: dict, target: str, math: dict):
+    """What :func:`emit`'s answer depends on: the op and its expression, each input's name,
+    dtype, rank and flags (or a literal's type and value), the params, the result dtype,
+    the target and the math table; None when a param is not a plain value (no memo)."""
+    key = [node.op, node.op.scalar, node.out.dtype, target, id(math)]
+    for a in node.inputs:
+        if hasattr(a, "id"):
+            key.append((names[a.id], a.dtype, len(a.shape), getattr(a, "weak", False),
+                        getattr(a, "nonzero", False)))
+        else:  # (type and repr: 1, 1.0, True and -0.0, 0.0 are different literals)
+            key.append((type(a), repr(a)))
+    for k, v in node.params.items():
+        if not _plain(v):
+            return None
+        key.append((k, type(v), repr(v)))
+    return tuple(key)
+
+
 def emit(node, names: dict, target: str, math: dict) -> list:
     """Source lines computing ``node`` into the variable ``target`` with the device math
     table ``math``.  Raises :class:`Unsupported` when the op has no scalar expression for
     these dtypes/params."""
+    if node.op.scalar is None or node.out is None:
+        raise Unsupported
+    key = _emit_key(node, names, target, math)
+    lines = _EMITTED.get(key) if key is not None else None
+    if lines is None:
+        try:
+            lines = _emit(node, names, target, math)
+        except Unsupported:
+            lines = _UNSUPPORTED
+        if key is not None:
+            if len(_EMITTED) > 100_000:
+                _EMITTED.clear()
+            _EMITTED[key] = lines
+    if lines is _UNSUPPORTED:
+        raise Unsupported
+    return list(lines)
+
+
+def _emit(node, names: dict, target: str, math: dict) -> list:
     expr = node.op.scalar
     if expr is None or node.out is None:
         raise Unsupported

@@ -163,6 +163,6 @@ def test_warm_notes_are_keyed_on_the_code_generation_source(monkeypatch):
     holds a hash of compiler/codegen, compiler/passes and compiler/ir.py."""
     from compiler import source_tag, tiers
     assert len(source_tag.SOURCE_TAG) == 16
-    before = tiers._warm_key(("graph",), {}, [], True)
+    before = tiers._warm_key(("graph",), {}, [])
     monkeypatch.setattr(tiers, "SOURCE_TAG", "edited")
-    assert tiers._warm_key(("graph",), {}, [], True) != before
+    assert tiers._warm_key(("graph",), {}, []) != before
