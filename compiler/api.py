@@ -748,12 +748,21 @@ class CompiledFunction:
         first_use = self._first_use
         graphs = []
 
+        def request():  # what the worker builds
+            return build_in_worker, ([(graph, inplace)] + [(optimize(g), None)
+                                                          for g in bw_graphs],
+                                     (graph, inplace, bw_graphs), native)
+        # a program that ends before sending it hands it to the worker to build after the
+        # program (the next run loads it from the disk cache: compile_worker's doc)
+        token = compile_worker.unsent(request) if cpu else None
+
         def prepare():  # compiled in another process; loaded below when worth it
             tiers.hold(first_use)
-            graphs.extend([(graph, inplace)] + [(optimize(g), None) for g in bw_graphs])
+            fn, args = request()
+            graphs.extend(args[0])
             if cpu:
-                compile_worker.call(build_in_worker, graphs, (graph, inplace, bw_graphs),
-                                    native)
+                compile_worker.call(fn, *args)
+                compile_worker.sent(token)   # (a build cut short by the exit is handed over)
 
         def ready():
             return tiers.worth_loading(first_use, path.hits, not compile_worker.loaded)

@@ -10,7 +10,8 @@ separate process (:mod:`runtime.cpu.compile_worker`): this thread waits for it w
 the interpreter lock, then loads the kernels from Numba's disk cache, so the program
 keeps its speed meanwhile; it starts a build only once the function has run
 :data:`FIRST_LOAD_AFTER` seconds (:func:`hold`).  The thread is a daemon: a program
-that ends before its kernels are built does not wait for them.  Both tiers compute the
+that ends before its kernels are built does not wait for them; the worker builds them
+after it (``compile_worker``'s doc, "At exit"), for the next run.  Both tiers compute the
 same values (kernels use only exact arithmetic and runtime.cpu.mathlib's <= 2 ULP
 functions).  :func:`wait` blocks until every pending build is done (benchmarks and tests
 call it before measuring kernels).
@@ -133,8 +134,14 @@ def worth_loading(first_use: float, hits: int, first_load: bool) -> bool:
 _WARM = "loaded"
 
 
-def _warm_key(graph, inplace, bw_graphs, native) -> str | None:
-    return note_key((_WARM, SOURCE_TAG, graph, inplace, list(bw_graphs), native))
+def _warm_key(graph, inplace, bw_graphs) -> str | None:
+    """The trace's part of its notes' keys (one pickle of its graphs); a build's note is
+    ``key-<native>`` (:func:`_build_key`)."""
+    return note_key((_WARM, SOURCE_TAG, graph, inplace, list(bw_graphs)))
+
+
+def _build_key(key: str | None, native) -> str | None:
+    return None if key is None else f"{key}-{native}"
 
 
 def warm(graph, inplace, bw_graphs):
@@ -148,8 +155,9 @@ def warm(graph, inplace, bw_graphs):
     first load of a process (no typing or lowering registries: :mod:`runtime.cache`).
     Checking costs a pickle of the graphs (~8 ms for the transformer step's 500 nodes)
     and a ``stat`` per file; it imports no Numba."""
+    key = _warm_key(graph, inplace, bw_graphs)
     for native in (True, "first"):
-        text = read_note(_WARM, _warm_key(graph, inplace, bw_graphs, native))
+        text = read_note(_WARM, _build_key(key, native))
         if text is not None and files_present([f for f in text.splitlines() if f]):
             return native
     return None
@@ -162,7 +170,8 @@ def mark_warm(graph, inplace, bw_graphs, programs, native=True) -> None:
         names = sorted({name.split(".", 1)[0] for p in programs for name, _ in p.kernels})
         files = module_files(names)
         if files is not None:
-            write_note(_WARM, _warm_key(graph, inplace, bw_graphs, native), "\n".join(files))
+            write_note(_WARM, _build_key(_warm_key(graph, inplace, bw_graphs), native),
+                       "\n".join(files))
     except Exception as exc:  # noqa: BLE001 - only the next process's start is slower
         warnings.warn(f"dyngraph: could not note the kernels in the disk cache: {exc}",
                       RuntimeWarning, stacklevel=2)

@@ -10,8 +10,15 @@ loads the result from Numba's on-disk cache (``cache=True``), in milliseconds.
 Client: :func:`compile` (used by the CPU code generators for every kernel).  Falls back to
 compiling in the calling process when the disk cache is off, the module has no file,
 or the worker cannot be started or fails (then the in-process compile reports the
-error as before).  The worker starts on first use and is killed at exit (an unfinished
-compile is lost, never waited for).
+error as before).  The worker starts on first use.
+
+At exit: builds the program asked for (:func:`unsent`) but had not sent yet, because it
+ended first (a short script: builds wait :data:`compiler.tiers.FIRST_LOAD_AFTER`), are
+handed to the worker, which goes on building them after the program has ended, for at
+most :data:`FINISH_S` seconds, one such worker per cache directory: the next run of the
+program then finds its kernels in the disk cache and loads them at its first replay.
+The program does not wait for it.  Without such builds the worker is killed at exit (an
+unfinished compile is lost, never waited for).
 
 Protocol: length-prefixed pickled ``(function, args)`` requests on stdin (a module-level
 function: the compiler sends its whole build, see :func:`call`); ``("ok", None)`` or
@@ -22,7 +29,7 @@ seconds) means a hung worker: it is killed, the caller compiles in-process, and 
 request starts a new worker; the lock that serializes requests is never waited for longer
 than that either.  A worker never starts a worker of its own (it compiles in-process), and
 it exits within :data:`PARENT_POLL_S` of its program's end, even when the program was
-killed or skipped its ``atexit`` handlers.
+killed or skipped its ``atexit`` handlers, unless the program handed it builds to finish.
 
 Trust: the worker does not put the cache directory on ``sys.path``; it loads a generated
 module by its path, and only when the file's bytes have the sha256 that the program
@@ -42,8 +49,9 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
-from ..cache import _import_file, cache_dir
+from ..cache import _import_file, _read_own, cache_dir
 
 _lock = threading.Lock()
 _proc: subprocess.Popen | None = None
@@ -57,6 +65,12 @@ IN_WORKER_ENV = "DYNGRAPH_IN_COMPILE_WORKER"
 TIMEOUT_S = float(os.environ.get("DYNGRAPH_COMPILE_TIMEOUT", "300"))
 #: how often a worker checks that its program is still alive
 PARENT_POLL_S = 0.2
+#: seconds a worker goes on building, after its program ended, what the program handed it
+FINISH_S = 120.0
+#: builds asked for and not sent yet (token -> a function giving ``(fn, args)``), handed
+#: to the worker at exit
+_unsent: dict = {}
+_send_lock = threading.Lock()  # held while a request is written (not while it runs)
 
 
 def _in_worker() -> bool:
@@ -67,14 +81,6 @@ def _send(stream, obj) -> None:
     data = pickle.dumps(obj)
     stream.write(struct.pack("<Q", len(data)) + data)
     stream.flush()
-
-
-def _recv(stream):
-    head = stream.read(8)
-    if len(head) < 8:
-        raise EOFError("the compile worker exited")
-    (n,) = struct.unpack("<Q", head)
-    return pickle.loads(stream.read(n))
 
 
 class WorkerTimeout(OSError):
@@ -137,15 +143,124 @@ def _stop() -> None:
         p.wait()
 
 
-atexit.register(_stop)
+def unsent(request) -> object:
+    """Note a build the program will send (``request()`` gives its ``(fn, args)`` for
+    :func:`call`): if the program ends before :func:`sent`, it is handed to the worker at
+    exit (module doc).  Returns the token for :func:`sent`."""
+    token = object()
+    _unsent[token] = request
+    return token
+
+
+def sent(token) -> None:
+    """The build of ``token`` was made (or is not wanted any more)."""
+    _unsent.pop(token, None)
+
+
+def _done_path(directory, data: bytes):
+    return Path(directory) / "built" / (hashlib.sha256(data).hexdigest()[:32] + ".done")
+
+
+def _finisher_lock(directory: str):
+    """An open file holding the cache directory's finisher lock, None where locks are not
+    available, False when another process holds it."""
+    try:
+        import fcntl
+    except ImportError:  # (Windows: no lock, each worker finishes its own)
+        return None
+    try:
+        f = open(os.path.join(directory, "finishing.lock"), "a")  # noqa: SIM115 (kept open)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        return False
+    return f
+
+
+def _hand_over() -> bool:
+    """(At exit.) Send the unsent builds to the worker (started if need be) to finish after
+    this program; True when it took them (then it is left running)."""
+    global _proc, _proc_dir
+    requests = list(_unsent.values())
+    _unsent.clear()
+    if not requests or _broken or _in_worker():
+        return False
+    try:
+        d = cache_dir()
+    except OSError:
+        return False
+    if d is None:
+        return False
+    calls = []
+    for request in requests:
+        try:
+            fn, args = request()
+            data = pickle.dumps((fn, args))
+        except Exception:  # noqa: BLE001 - not picklable (an op class made in a function)
+            continue
+        if not _done_path(d, data).exists():
+            calls.append(data)
+    if not calls:
+        return False
+    lock = _finisher_lock(str(d))
+    if lock is False:  # another worker is finishing builds for this cache already
+        return False
+    if lock is not None:
+        lock.close()  # (the worker takes it)
+    try:  # a file, not the pipe: a worker still starting would not read a large request
+        handed = d / "built" / f"handed-{os.getpid()}-{time.time_ns()}.pickle"
+        handed.parent.mkdir(exist_ok=True)
+        blob = pickle.dumps(calls)
+        handed.write_bytes(blob)
+    except OSError:
+        return False
+    msg = pickle.dumps((_finish, (str(handed), hashlib.sha256(blob).hexdigest(), str(d),
+                                  FINISH_S)))
+    mine = _lock.acquire(timeout=0.2)  # else the compile thread is in a call: a worker runs
+    try:
+        if mine and (_proc is None or _proc.poll() is not None or _proc_dir != str(d)):
+            _stop()
+            _proc, _proc_dir = _start(str(d)), str(d)
+        proc = _proc
+        if proc is None or not _send_lock.acquire(timeout=1.0):
+            raise OSError("no worker to hand the builds to")
+        try:
+            _send_until(proc.stdin.fileno(), struct.pack("<Q", len(msg)) + msg,
+                        time.monotonic() + 5.0)
+        finally:
+            _send_lock.release()
+        proc.stdin.close()  # the worker reads EOF after the builds, then exits
+        _proc = None        # left running: not killed below
+        return True
+    except (OSError, ValueError):
+        with contextlib.suppress(OSError):
+            handed.unlink()
+        return False
+    finally:
+        if mine:
+            _lock.release()
+
+
+def _at_exit() -> None:
+    try:
+        _hand_over()
+    finally:
+        _stop()
+
+
+atexit.register(_at_exit)
 
 
 def _forget_after_fork() -> None:
     """(In a forked child, e.g. a DataLoader worker.) The parent's worker and lock are not
     this process's: start afresh (a lock held by another thread at the fork would never
     be released here)."""
-    global _proc, _proc_dir, _lock
-    _proc, _proc_dir, _lock = None, None, threading.Lock()
+    global _proc, _proc_dir, _lock, _send_lock
+    _proc, _proc_dir, _lock, _send_lock = None, None, threading.Lock(), threading.Lock()
+    _unsent.clear()   # the parent's builds: its own exit hands them over
 
 
 if hasattr(os, "register_at_fork"):
@@ -196,7 +311,7 @@ def call(fn, *args) -> bool:
         data = pickle.dumps((fn, args))
     except (pickle.PickleError, AttributeError, TypeError):
         return False  # e.g. an op class defined inside a function
-    done = d / "built" / (hashlib.sha256(data).hexdigest()[:32] + ".done")
+    done = _done_path(d, data)
     if done.exists():  # built before (by a worker of this or an earlier process)
         return True
     deadline = time.monotonic() + TIMEOUT_S
@@ -211,7 +326,9 @@ def call(fn, *args) -> bool:
                 _broken = True
                 return False
         try:
-            _send_until(_proc.stdin.fileno(), struct.pack("<Q", len(data)) + data, deadline)
+            with _send_lock:
+                _send_until(_proc.stdin.fileno(), struct.pack("<Q", len(data)) + data,
+                            deadline)
             status, _text = _recv_until(_proc.stdout.fileno(), deadline)
         except (OSError, EOFError, ValueError, pickle.PickleError):
             _stop()  # a dead or hung worker (killed): a new one starts next time
@@ -228,8 +345,6 @@ def call(fn, *args) -> bool:
 def _compile_function(path: str, modname: str, name: str, sig, digest: str) -> None:
     """(In the worker.) Compile ``modname.name`` of the file ``path`` for ``sig``; the
     file is loaded only if its bytes have the sha256 ``digest``."""
-    from pathlib import Path
-
     mod = sys.modules.get(modname)
     if mod is None or getattr(mod, "__dg_sha256__", None) != digest:
         mod = _import_file(modname, Path(path), None, digest)
@@ -271,23 +386,96 @@ def _on_disk(dispatcher, sig) -> bool:
 
 # -- worker --------------------------------------------------------------------------------
 
-def _exit_with_parent(parent: int) -> None:
+def _waiting(fd: int) -> int:
+    """Bytes written to the pipe ``fd`` and not read yet (0 where that cannot be told)."""
+    try:
+        import fcntl
+        import termios
+        buf = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
+        return struct.unpack("i", buf)[0]
+    except (ImportError, OSError, AttributeError):
+        return 0
+
+
+#: (in the worker) what its loop does: "idle" (reading a request's first bytes),
+#: "reading" (its rest), "request" (running a program's request), "finish" (:func:`_finish`)
+_doing = "idle"
+
+
+def _exit_with_parent(parent: int, fd: int) -> None:
     """(In the worker.) End this process within PARENT_POLL_S of its program's end, even
-    in the middle of a compile (a program killed, or ended by ``os._exit``)."""
+    in the middle of a request's compile (a program killed, or ended by ``os._exit``),
+    unless the program left a request on the pipe ``fd`` (builds to finish:
+    :func:`_finish`), which the loop reads unbuffered: bytes not read yet are on the pipe."""
     def watch():
         while True:
-            if os.getppid() != parent:
+            # (in this order: the program wrote all it sends before it ended, and the loop
+            # says it is reading before it takes a request's last bytes from the pipe)
+            if os.getppid() != parent and not _waiting(fd) and _doing in ("idle", "request"):
                 os._exit(0)
             time.sleep(PARENT_POLL_S)
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
+def _read_request(fd: int):
+    """The next ``(fn, args)`` on the pipe ``fd``, read without a buffer (what is not read
+    is still on the pipe for :func:`_waiting`); EOFError at its end."""
+    global _doing
+
+    def exactly(n: int) -> bytes:
+        chunks, got = [], 0
+        while got < n:
+            chunk = os.read(fd, n - got)
+            if not chunk:
+                raise EOFError("the program closed the pipe")
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks)
+    (n,) = struct.unpack("<Q", exactly(8))
+    _doing = "reading"
+    return pickle.loads(exactly(n))
+
+
+def _finish(path: str, digest: str, directory: str, seconds: float) -> None:
+    """(In the worker, sent by its program at exit.) Run the builds listed in the file
+    ``path`` (pickled ``(fn, args)`` each; read only if its bytes have the sha256
+    ``digest``) that are not done yet, for at most ``seconds``; nothing when another process
+    is finishing builds for this cache directory."""
+    data = _read_own(Path(path))
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+    if data is None or hashlib.sha256(data).hexdigest() != digest:
+        return
+    calls = pickle.loads(data)
+    lock = _finisher_lock(directory)
+    if lock is False:
+        return
+    threading.Timer(seconds, os._exit, (0,)).start()  # (notes and caches are written
+    try:                                              # atomically: a kill loses a build)
+        for data in calls:
+            done = _done_path(directory, data)
+            if done.exists():
+                continue
+            fn, args = pickle.loads(data)
+            try:
+                fn(*args)
+            except Exception:  # noqa: BLE001 - the next run builds it again
+                continue
+            with contextlib.suppress(OSError):
+                done.parent.mkdir(exist_ok=True)
+                done.touch()
+    finally:
+        if lock is not None:
+            lock.close()
+    os._exit(0)
+
+
 def _serve(directory: str, parent: int | None = None) -> None:
-    global _broken
+    global _broken, _doing
     _broken = True  # no worker of its own (nor has the importable copy of this module:
     os.environ[IN_WORKER_ENV] = "1"  # this one runs as __main__)
     if parent is not None:
-        _exit_with_parent(parent)
+        _exit_with_parent(parent, sys.stdin.fileno())
     if hasattr(os, "nice"):  # the program's own threads (BLAS) come first on a busy machine
         try:
             os.nice(10)
@@ -295,19 +483,26 @@ def _serve(directory: str, parent: int | None = None) -> None:
             pass
     # The cache directory is NOT put on sys.path: a file planted there (numba.py) would
     # be imported. Generated modules are loaded by their path (runtime.cache).
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    stdin, stdout = sys.stdin.fileno(), sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing else may write into the reply stream
     while True:
         try:
-            fn, args = _recv(stdin)
+            fn, args = _read_request(stdin)
         except EOFError:
             return
+        # (this file runs as __main__: the request names the importable module's _finish)
+        _doing = "finish" if getattr(fn, "__name__", None) == _finish.__name__ else "request"
         try:
             fn(*args)
             reply = ("ok", None)
         except Exception as e:  # the program does it in-process and reports it
             reply = ("error", f"{type(e).__name__}: {e}")
-        _send(stdout, reply)
+        finally:
+            _doing = "idle"
+        try:
+            _send(stdout, reply)
+        except OSError:  # the program has ended: builds it handed over may follow
+            continue
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ program that ends before its kernels are built exits without waiting for them.""
 
 from __future__ import annotations
 
+import json
 import os
 import runpy
 import subprocess
@@ -11,6 +12,9 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+
+import numpy as np
+import pytest
 
 from compiler import tiers
 from runtime import cache
@@ -62,8 +66,8 @@ def test_worth_loading_policy():
 
 def test_a_short_program_exits_without_waiting_for_its_kernels(tmp_path):
     """A compiled function called a few times in a program that then ends: the process
-    ends at once (its build thread is a daemon, the worker is killed), and a second run
-    finds what the first worker finished (or builds it)."""
+    ends at once (its build thread is a daemon; the worker finishes the build after it),
+    and a second run finds what the first worker finished (or builds it)."""
     script = tmp_path / "short.py"
     script.write_text(textwrap.dedent("""
         import eager as torch, compiler
@@ -117,3 +121,61 @@ def test_builds_are_prepared_only_after_a_second_of_running_or_on_wait(tmp_path)
     assert early == "True" and no_worker == "True" and int(pending) >= 1
     started, pending = second.split()
     assert started == "True" and pending == "0"
+
+
+_SHORT = textwrap.dedent("""
+    import json
+    import eager as torch, compiler
+    f = compiler.compile(lambda x: (torch.tanh(x * 2.0 + 1.0) * 3.0).sum())
+    x = torch.linspace(-2.0, 2.0, 64)
+    values = [f(x).item() for _ in range(3)]   # a trace and two replays, then the end
+    t = f.explain(wait=False).traces[0]
+    print(json.dumps({"kernels": len(t["kernels"]), "python_replays": t["python_replays"],
+                      "values": values, "eager": (torch.tanh(x * 2.0 + 1.0) * 3.0).sum().item()}))
+""")
+
+
+def _finishers(cache_dir: Path) -> list:
+    """Processes building for ``cache_dir`` (Linux: their command lines)."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:
+                continue
+            if b"runtime.cpu.compile_worker" in cmd and str(cache_dir).encode() in cmd:
+                out.append(int(pid))
+    return out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_builds_a_program_did_not_wait_for_are_finished_for_its_next_run(tmp_path):
+    """A program that ends before its kernels are built (a short script) hands the builds to
+    the worker, which finishes them after the program and then exits: the next run of the
+    program loads them from the disk cache at its first replay.  Both runs compute eager's
+    values."""
+    cache_dir = tmp_path / "cache"
+    env = dict(os.environ, DYNGRAPH_CACHE_DIR=str(cache_dir))
+    env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+
+    def run() -> dict:
+        p = subprocess.run([sys.executable, "-c", _SHORT], env=env, capture_output=True,
+                           text=True, timeout=120, check=False)
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout.strip().splitlines()[-1])
+
+    first = run()
+    assert first["kernels"] == 0   # it ended before they were built
+    start = time.monotonic()
+    while time.monotonic() - start < 150:
+        if not _finishers(cache_dir) and (list((cache_dir / "loaded").glob("*"))
+                                          or time.monotonic() - start > 10):
+            break   # done, or no worker was left to do it
+        time.sleep(0.5)
+    assert list((cache_dir / "loaded").glob("*")), "the builds were not finished"
+    assert not _finishers(cache_dir), "the worker did not exit after the builds"
+    second = run()
+    assert second["kernels"] > 0 and second["python_replays"] == 0, second
+    for r in (first, second):
+        np.testing.assert_allclose(r["values"], [r["eager"]] * 3, rtol=1e-5)
