@@ -324,6 +324,48 @@ def test_dataloader_shuffle_generator_and_epochs():
     assert epoch(DataLoader(ds, batch_size=5, shuffle=True)) == d
 
 
+def test_dataloader_over_a_tensor_dataset_gathers_each_batch_as_collate_would(monkeypatch):
+    """Batches of a TensorDataset of plain tensors are made by one gather per tensor: the
+    same list of new tensors (values, dtypes, shapes, no graph, not views) as collating
+    the samples; a tensor needing a gradient, a subclass, a custom sampler's bad index
+    still go sample by sample (the graph, its own __getitem__, the sample's error)."""
+    eager.manual_seed(0)
+    tensors = (eager.randn(9, 1, 2, 2), eager.arange(9), eager.arange(9) % 2 == 0,
+               eager.randn(9, 3, dtype=eager.float64))
+    ds = TensorDataset(*tensors)
+    for kw in ({"batch_size": 4}, {"batch_size": 4, "shuffle": True, "drop_last": True},
+               {"batch_sampler": [[8, -1, 0], [3]]}):
+        eager.manual_seed(1)
+        got = list(DataLoader(ds, **kw))
+        eager.manual_seed(1)
+        want = list(DataLoader(ds, collate_fn=lambda b: default_collate(b), **kw))
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert type(g) is list and len(g) == len(w) == 4
+            for a, b in zip(g, w):
+                assert a.dtype == b.dtype and a.shape == b.shape and a.grad_fn is None
+                np.testing.assert_array_equal(a.numpy(), b.numpy())
+    samples = []
+    real = TensorDataset.__getitem__
+    monkeypatch.setattr(TensorDataset, "__getitem__",
+                        lambda self, i: samples.append(i) or real(self, i))
+    batch = next(iter(DataLoader(ds, batch_size=3)))
+    assert samples == []                               # gathered, not indexed per sample
+    batch[1][0] = 100                                   # a new tensor, not a view
+    assert int(tensors[1][0]) == 0
+
+    class Doubled(TensorDataset):
+        def __getitem__(self, i):
+            return tuple(2 * t[i] for t in self.tensors)
+    (b,) = next(iter(DataLoader(Doubled(eager.arange(4)), batch_size=4)))
+    assert b.tolist() == [0, 2, 4, 6]
+    w = eager.randn(4, 2, requires_grad=True)
+    (b,) = next(iter(DataLoader(TensorDataset(w), batch_size=2)))
+    assert b.grad_fn is not None                       # stacked samples of w, as torch
+    with pytest.raises(IndexError):
+        list(DataLoader(TensorDataset(eager.arange(3)), batch_sampler=[[0, 5]]))
+
+
 def test_dataloader_iterable_dataset():
     dl = DataLoader(Stream(7), batch_size=3)
     assert [b.tolist() for b in dl] == [[0, 1, 2], [3, 4, 5], [6]] and len(dl) == 3

@@ -12,10 +12,14 @@ from __future__ import annotations
 import math
 import multiprocessing
 
+import numpy as np
+
+from ..._state import STATE
 from ...dtypes import int64
 from ...factories import empty
+from ...tensor import Tensor
 from .collate import default_collate, default_convert
-from .dataset import IterableDataset
+from .dataset import IterableDataset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 from .worker import MultiProcessingIter
 
@@ -38,6 +42,10 @@ class _MapFetcher:
 
     def fetch(self, index):
         if self.auto_collation:
+            if self.collate_fn is default_collate:
+                batch = _tensor_batch(self.dataset, index)
+                if batch is not None:
+                    return batch
             getitems = getattr(self.dataset, "__getitems__", None)
             if callable(getitems):
                 data = getitems(index)
@@ -46,6 +54,30 @@ class _MapFetcher:
         else:
             data = self.dataset[index]
         return self.collate_fn(data)
+
+
+def _tensor_batch(dataset, index):
+    """``default_collate([dataset[i] for i in index])`` for a :class:`TensorDataset` of
+    plain CPU tensors that need no gradient: the same list of new tensors, made by one
+    gather per tensor instead of an indexing op per sample and tensor and a ``stack``
+    (the digits CNN example: ~0.6 of its 1.4 s of eager training went to 64 indexing ops
+    per batch).  None where that would not be the same (a subclass may index otherwise; a
+    tensor needing a gradient gets a graph; a compiler tracer records the ops; an index
+    out of range raises the sample's own error)."""
+    if type(dataset) is not TensorDataset or STATE.tracer is not None or not index:
+        return None
+    tensors = dataset.tensors
+    for t in tensors:
+        if type(t) is not Tensor or t.requires_grad or type(t._data) is not np.ndarray \
+                or t._data.ndim == 0:
+            return None
+    if not all(type(i) is int or isinstance(i, np.integer) for i in index):
+        return None
+    idx = np.asarray(index, dtype=np.int64)
+    n = tensors[0]._data.shape[0]
+    if idx.min() < -n or idx.max() >= n:
+        return None
+    return [Tensor._make(np.take(t._data, idx, axis=0)) for t in tensors]
 
 
 class _IterableFetcher:
