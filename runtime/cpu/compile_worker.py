@@ -87,15 +87,18 @@ class WorkerTimeout(OSError):
     """The worker did not reply within its deadline."""
 
 
-def _read_exactly(fd: int, n: int, deadline: float) -> bytes:
+def _read_exactly(fd: int, n: int, deadline: float | None = None) -> bytes:
+    """``n`` bytes from the raw pipe ``fd``: EOFError at its end, WorkerTimeout past
+    ``deadline`` (``time.monotonic()``; None: wait)."""
     chunks, got = [], 0
     while got < n:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            raise WorkerTimeout(f"no reply from the compile worker within {TIMEOUT_S} s")
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise WorkerTimeout(f"no reply from the compile worker within {TIMEOUT_S} s")
         chunk = os.read(fd, n - got)
         if not chunk:
-            raise EOFError("the compile worker exited")
+            raise EOFError("the other end of the pipe was closed")
         chunks.append(chunk)
         got += len(chunk)
     return b"".join(chunks)
@@ -186,12 +189,7 @@ def _hand_over() -> bool:
     global _proc, _proc_dir
     requests = list(_unsent.values())
     _unsent.clear()
-    if not requests or _broken or _in_worker():
-        return False
-    try:
-        d = cache_dir()
-    except OSError:
-        return False
+    d = _worker_dir() if requests else None
     if d is None:
         return False
     calls = []
@@ -267,19 +265,23 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_after_fork)
 
 
+def _worker_dir():
+    """The cache directory a worker builds into; None without a disk cache, in a worker
+    (it compiles in-process: no nested worker), or when no worker can start here."""
+    if _broken or _in_worker():
+        return None
+    try:
+        return cache_dir()
+    except OSError:
+        return None
+
+
 def start() -> None:
     """Start the worker now (its start-up, ~0.5 s, then overlaps other work); a no-op
     without a disk cache or when it runs already."""
     global _proc, _proc_dir, _broken
-    if _broken or _in_worker():
-        return
-    try:
-        d = cache_dir()
-    except OSError:
-        return
-    if d is None:
-        return
-    if not _lock.acquire(timeout=TIMEOUT_S):
+    d = _worker_dir()
+    if d is None or not _lock.acquire(timeout=TIMEOUT_S):
         return
     try:
         if _proc is None or _proc.poll() is not None or _proc_dir != str(d):
@@ -299,12 +301,7 @@ def call(fn, *args) -> bool:
     succeeded once is remembered in the cache directory (``built/``) and not sent again:
     its results are in the cache (if they were evicted since, the caller rebuilds them)."""
     global _proc, _proc_dir, _broken
-    if _broken or _in_worker():  # a worker compiles in-process: no nested worker
-        return False
-    try:
-        d = cache_dir()
-    except OSError:
-        return False
+    d = _worker_dir()
     if d is None:
         return False
     try:
@@ -421,19 +418,9 @@ def _read_request(fd: int):
     """The next ``(fn, args)`` on the pipe ``fd``, read without a buffer (what is not read
     is still on the pipe for :func:`_waiting`); EOFError at its end."""
     global _doing
-
-    def exactly(n: int) -> bytes:
-        chunks, got = [], 0
-        while got < n:
-            chunk = os.read(fd, n - got)
-            if not chunk:
-                raise EOFError("the program closed the pipe")
-            chunks.append(chunk)
-            got += len(chunk)
-        return b"".join(chunks)
-    (n,) = struct.unpack("<Q", exactly(8))
+    (n,) = struct.unpack("<Q", _read_exactly(fd, 8))
     _doing = "reading"
-    return pickle.loads(exactly(n))
+    return pickle.loads(_read_exactly(fd, n))
 
 
 def _finish(path: str, digest: str, directory: str, seconds: float) -> None:
