@@ -31,6 +31,7 @@ import gc
 import os
 import sys
 import types
+import weakref
 
 import numpy as np
 
@@ -231,7 +232,8 @@ class Observer:
         code = frame.f_code
         if self._async.get(id(code)) is code:
             return False
-        if code.co_name == "__del__" or _op_codes().get(id(code)) is code:
+        if code.co_name == "__del__" or _op_codes().get(id(code)) is code \
+                or _WEAK_CALLBACKS.get(id(code)) is code:
             _NEVER_WATCHED[id(code)] = code
             return False
         if code.co_name in _COMPREHENSIONS and frame.f_back in self.states:
@@ -602,6 +604,25 @@ def _in_key(src) -> bool:
 
 
 _OP_CODES: dict = {}
+
+
+def _weak_callbacks() -> dict:
+    """Code of the standard weak containers' callbacks (``WeakSet``,
+    ``WeakValueDictionary``, ``WeakKeyDictionary``), by id.  Like ``__del__``, they run
+    where a reference is dropped or the garbage collector runs, at whatever instruction
+    the traced code is on: not a call the code makes.  (A ``WeakSet`` member freed while
+    a trace recorded broke the graph at an instruction that called nothing; the LSTM
+    test's trace, on CPython 3.13, when a collection ran inside the model's forward.)"""
+    codes = {}
+    for make in (weakref.WeakSet, weakref.WeakValueDictionary, weakref.WeakKeyDictionary):
+        fn = getattr(make(), "_remove", None)
+        code = getattr(fn, "__code__", None)
+        if code is not None:
+            codes[id(code)] = code
+    return codes
+
+
+_WEAK_CALLBACKS = _weak_callbacks()
 
 
 def _op_codes() -> dict:

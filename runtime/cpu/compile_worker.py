@@ -232,6 +232,7 @@ def _hand_over() -> bool:
             _send_lock.release()
         proc.stdin.close()  # the worker reads EOF after the builds, then exits
         _proc = None        # left running: not killed below
+        proc.returncode = 0  # (not waited for: no "still running" ResourceWarning)
         return True
     except (OSError, ValueError):
         with contextlib.suppress(OSError):

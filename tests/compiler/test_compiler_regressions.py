@@ -54,3 +54,41 @@ def test_write_back_computed_in_place_keeps_storage_and_values():
     assert wc._data is storage
     np.testing.assert_array_equal(view._data, wc._data[0])
     assert cf.stats()["hits"] >= 2
+
+
+def test_a_weak_containers_callback_during_a_trace_is_not_a_call_of_the_function():
+    """Dropping the last reference to a WeakSet member (or a garbage collection freeing one)
+    runs the set's callback at that instruction; the observer took it for a call the traced
+    function made into unknown C code (``ReferenceType``) and broke the graph there: every
+    call of the LSTM test's step ran in pieces on CPython 3.13 when a collection came during
+    its forward.  The callback is garbage-collector machinery, as ``__del__`` is."""
+    import weakref
+
+    for make in (weakref.WeakSet, weakref.WeakValueDictionary, weakref.WeakKeyDictionary):
+        weak = make()
+
+        class Item:
+            pass
+
+        class Holder:
+            item = None
+
+        holder = Holder()
+
+        def f(x, holder=holder):
+            holder.item = None        # the last reference: the container's callback runs here
+            return x * 2.0
+
+        cf = compile(f)
+        x = eager.tensor([1.0, 2.0])
+        for k in range(4):
+            holder.item = Item()
+            if isinstance(weak, weakref.WeakSet):
+                weak.add(holder.item)
+            elif isinstance(weak, weakref.WeakValueDictionary):
+                weak[k] = holder.item
+            else:
+                weak[holder.item] = k
+            np.testing.assert_array_equal(cf(x).numpy(), [2.0, 4.0])
+            assert holder.item is None and len(weak) == 0
+        assert cf.stats()["hits"] == 3, (make.__name__, cf.stats())
