@@ -218,9 +218,7 @@ def emit(node, names: dict, target: str, math: dict) -> list:
 
 
 def _emit(node, names: dict, target: str, math: dict) -> list:
-    expr = node.op.scalar
-    if expr is None or node.out is None:
-        raise Unsupported
+    expr = node.op.scalar   # (not None: emit checked)
     S = Scalar(target, math)
     res, dt = expr(S, node_args(node, names), node.params, node.out.dtype)
     lines = res if isinstance(res, list) else [(None, res)]

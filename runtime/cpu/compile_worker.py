@@ -164,6 +164,13 @@ def _done_path(directory, data: bytes):
     return Path(directory) / "built" / (hashlib.sha256(data).hexdigest()[:32] + ".done")
 
 
+def _mark_done(done: Path) -> None:
+    """Remember a request that succeeded (:func:`call`, :func:`_finish`)."""
+    with contextlib.suppress(OSError):
+        done.parent.mkdir(exist_ok=True)
+        done.touch()
+
+
 def _finisher_lock(directory: str):
     """An open file holding the cache directory's finisher lock, None where locks are not
     available, False when another process holds it."""
@@ -334,9 +341,7 @@ def call(fn, *args) -> bool:
     finally:
         _lock.release()
     if status == "ok":
-        with contextlib.suppress(OSError):
-            done.parent.mkdir(exist_ok=True)
-            done.touch()
+        _mark_done(done)
     return status == "ok"
 
 
@@ -440,18 +445,16 @@ def _finish(path: str, digest: str, directory: str, seconds: float) -> None:
         return
     threading.Timer(seconds, os._exit, (0,)).start()  # (notes and caches are written
     try:                                              # atomically: a kill loses a build)
-        for data in calls:
-            done = _done_path(directory, data)
+        for request in calls:
+            done = _done_path(directory, request)
             if done.exists():
                 continue
-            fn, args = pickle.loads(data)
+            fn, args = pickle.loads(request)
             try:
                 fn(*args)
             except Exception:  # noqa: BLE001 - the next run builds it again
                 continue
-            with contextlib.suppress(OSError):
-                done.parent.mkdir(exist_ok=True)
-                done.touch()
+            _mark_done(done)
     finally:
         if lock is not None:
             lock.close()
