@@ -317,8 +317,35 @@ class Module:
                                    remove_duplicate)
 
     def parameters(self, recurse: bool = True):
-        for _, p in self.named_parameters(recurse=recurse):
-            yield p
+        cls = type(self)
+        if cls.named_parameters is not Module.named_parameters or \
+                cls.named_modules is not Module.named_modules:
+            for _, p in self.named_parameters(recurse=recurse):   # a subclass's own
+                yield p
+            return
+        # named_parameters' walk without the names (called every step by optimizers'
+        # constructors and clip_grad_norm_): modules in the same order, each once, each
+        # parameter once
+        seen = set()
+        for module in (self._walk() if recurse else (self,)):
+            for p in module._parameters.values():
+                if p is not None and id(p) not in seen:
+                    seen.add(id(p))
+                    yield p
+
+    def _walk(self):
+        """Every module under this one, each once, in ``named_modules``' order."""
+        seen = set()
+        stack = [self]
+        while stack:
+            module = stack.pop()
+            if id(module) in seen:
+                continue
+            seen.add(id(module))
+            yield module
+            children = [m for m in module._modules.values() if m is not None]
+            children.reverse()
+            stack += children
 
     def named_buffers(self, prefix: str = "", recurse: bool = True,
                       remove_duplicate: bool = True):

@@ -110,6 +110,29 @@ def test_shared_parameters_are_listed_once():
     assert len(list(seq.named_modules(remove_duplicate=False))) == 4
 
 
+def test_parameters_are_named_parameters_values_in_order():
+    shared = nn.Linear(2, 2)
+    inner = nn.Sequential(shared, nn.Linear(2, 3, bias=False), shared)
+    net = nn.Sequential(nn.Linear(3, 2), inner, nn.Sequential(inner, nn.Linear(2, 2)))
+    net[1][1].register_parameter("extra", None)
+    net[2][1].weight = net[0].weight                 # one parameter in two modules
+    for recurse in (True, False):
+        named = [p for _, p in net.named_parameters(recurse=recurse)]
+        assert [id(p) for p in net.parameters(recurse=recurse)] == [id(p) for p in named]
+    assert len(list(net.parameters())) == 6
+
+    class Only(nn.Module):                           # a subclass's own named_parameters
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(2, 2), nn.Linear(2, 2)
+
+        def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+            return self.a.named_parameters(prefix, recurse, remove_duplicate)
+
+    m = Only()
+    assert [id(p) for p in m.parameters()] == [id(m.a.weight), id(m.a.bias)]
+
+
 def test_train_eval_apply_and_zero_grad():
     net = Net()
     assert net.training and net.fc1.training

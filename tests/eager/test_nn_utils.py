@@ -276,9 +276,10 @@ def test_total_norm_on_arrays_equals_the_ops_bitwise(norm_type, dtype, monkeypat
     def run():
         rng = np.random.default_rng(1)
         ps = [eager.tensor(rng.standard_normal(s).astype(dtype), requires_grad=True)
-              for s in [(3, 4), (5,), ()]]
+              for s in [(3, 4), (5,), (), (4, 3)]]
         for p in ps:
             p.grad = eager.tensor(rng.standard_normal(p.shape).astype(dtype))
+        ps[-1].grad = eager.tensor(rng.standard_normal((3, 4)).astype(dtype)).t()  # strided
         total = eager.nn.utils.clip_grad_norm_(ps, 0.5, norm_type=norm_type)
         return [total._data] + [p.grad._data for p in ps]
 
