@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Op
+from .base import A, Op
 from .elementwise import Rsqrt
-from .reduce import Mean
+from .reduce import Mean, reduced_numel
 
 _F64 = np.dtype(np.float64)
+_ndarray = np.ndarray
+_add_reduce = np.add.reduce
 
 
 class LayerNorm(Op):
@@ -47,6 +49,9 @@ class LayerNorm(Op):
         p = node.params
         dims, eps = p["dim"], p["eps"]
         needs = node.needs
+        if F is A and type(x) is _ndarray and type(g) is _ndarray and x.size and \
+                (w is None or type(w) is _ndarray):
+            return _backward_arrays(x, w, g, dims, eps, needs, node.dtypes[0] == _F64)
 
         # float32 operands meet float64 ones below: promotion converts them exactly
         xc = F.sub(x, F.mean(x, dim=dims, keepdim=True, dtype=_F64))
@@ -66,3 +71,36 @@ class LayerNorm(Op):
         if needs[2]:
             gb = gd
         return gx, gw, gb
+
+
+def _backward_arrays(x, w, g, dims, eps, needs, f64):
+    """:meth:`LayerNorm.backward` on NumPy arrays (a plain backward), for a non-empty ``x``:
+    the same float64 operations in the same order, so the same bits, with the means
+    inlined and the intermediates written into arrays already made (float32 operands
+    meet float64 ones as there: converted exactly)."""
+    n = reduced_numel(x.shape, dims)
+
+    def mean(a):   # Mean.forward(a, dims, True, float64) for n > 0
+        s = _add_reduce(a, axis=dims, keepdims=True, dtype=_F64)
+        return np.true_divide(s, n, out=s)
+
+    xc = np.subtract(x, mean(x))
+    sq = np.multiply(xc, xc)
+    rstd = mean(sq)
+    np.add(rstd, eps, out=rstd)
+    np.reciprocal(np.sqrt(rstd, out=rstd), out=rstd)    # Rsqrt.forward
+    xhat = np.multiply(xc, rstd, out=xc)
+    gd = g if f64 else g.astype(_F64)                    # Cast.forward: exact
+    gx = gw = gb = None
+    if needs[0]:
+        gy = gd if w is None else np.multiply(gd, w)
+        a = mean(gy)
+        b = mean(np.multiply(gy, xhat, out=sq))
+        gx = np.subtract(gy, a, out=sq)
+        np.subtract(gx, np.multiply(xhat, b), out=gx)
+        np.multiply(gx, rstd, out=gx)
+    if needs[1]:
+        gw = np.multiply(gd, xhat)
+    if needs[2]:
+        gb = gd
+    return gx, gw, gb

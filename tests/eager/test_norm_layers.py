@@ -202,3 +202,27 @@ def test_errors_match_torch_wording():
         warnings.simplefilter("always")
         nn.InstanceNorm2d(4)(x)
     assert any("does not match num_features" in str(w.message) for w in caught)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("affine,x_grad", [(True, True), (False, True), (True, False)])
+def test_layer_norm_backward_on_arrays_equals_the_tensor_formulas_bitwise(dtype, affine,
+                                                                          x_grad):
+    """A plain backward runs LayerNorm's backward on arrays (its own, in place); with
+    create_graph it runs the same formulas as ops on tensors: the same bits."""
+    rng = np.random.default_rng(3)
+    x = eager.tensor(rng.standard_normal((4, 5, 6)).astype(dtype) * 3 + 1,
+                     requires_grad=x_grad)
+    w = eager.tensor(rng.standard_normal((5, 6)).astype(dtype), requires_grad=True) \
+        if affine else None
+    b = eager.tensor(rng.standard_normal((5, 6)).astype(dtype), requires_grad=True) \
+        if affine else None
+    g = eager.tensor(rng.standard_normal((4, 5, 6)).astype(dtype))
+    leaves = [t for t in (x, w, b) if t is not None and t.requires_grad]
+    plain = eager.autograd.grad(F.layer_norm(x, (5, 6), w, b, eps=1e-3), leaves, g)
+    graph = eager.autograd.grad(F.layer_norm(x, (5, 6), w, b, eps=1e-3), leaves, g,
+                                create_graph=True)
+    assert F.layer_norm(x, (5, 6), w, b).grad_fn.name() == "LayerNormBackward0"
+    for p, q in zip(plain, graph):
+        assert p.dtype == q.dtype == x.dtype
+        np.testing.assert_array_equal(p.numpy(), q.detach().numpy())
