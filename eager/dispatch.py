@@ -64,6 +64,7 @@ def dispatch(op, *args, **params):
     rg = False
     on_device = False
     half = False
+    aux = None
     for a in args:
         if isinstance(a, Tensor):
             d = a._data
@@ -84,7 +85,10 @@ def dispatch(op, *args, **params):
         if op.promotes:
             arrays = promote(arrays)
         try:
-            out = op.forward(*arrays, **params)
+            if rg and op.forward_aux is not None and STATE.grad_enabled:
+                out, aux = op.forward_aux(*arrays, **params)
+            else:
+                out = op.forward(*arrays, **params)
         except Exception as exc:
             raise _explain(op, args, exc) from exc
         if type(out) is not _ndarray:
@@ -99,6 +103,7 @@ def dispatch(op, *args, **params):
         t.requires_grad = True
         # (a traced dynamic number is saved as itself: a traced backward uses it as such)
         t.grad_fn = node = Node(op, traced_args, params, t)
+        node.aux = aux
         if half:
             node.half = True
     if tracer is not None:

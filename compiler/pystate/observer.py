@@ -626,13 +626,13 @@ _WEAK_CALLBACKS = _weak_callbacks()
 
 
 def _op_codes() -> dict:
-    """Code of every op's forward and backward (eager's op classes, and ones users define),
+    """Code of every op's forward(_aux) and backward (eager's op classes, and ones users define),
     by id (a code object hashes its whole bytecode and constants each time): called by
     dispatch with arrays, they are eager's machinery, not Python state."""
     if _OP_CODES.get("n") != len(OPS):
         codes = {}
         for op in OPS.values():
-            for fn in (op.forward, op.backward):
+            for fn in (op.forward, op.forward_aux, op.backward):
                 code = getattr(fn, "__code__", None)
                 if code is not None:
                     codes[id(code)] = code

@@ -294,6 +294,7 @@ def _walk(ready, node_buf, leaf_buf, deps, leaf_deps, finish, F, retain_graph,
         if not retain_graph and saved:
             node.saved = None
             node.out_data = None
+            node.aux = None
         if anomaly:
             _check_anomaly(node, grads, as_tensors)
         shapes = node.shapes
@@ -384,6 +385,7 @@ def _run_chain(root, nodes, root_grads, retain_graph):
             if not retain_graph and saved:
                 node.saved = None
                 node.out_data = None
+                node.aux = None
             g_in = g
             g = None
             for i, nx in enumerate(node.next):

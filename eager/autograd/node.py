@@ -26,7 +26,7 @@ DEVICE_NODES = [False]
 class Node:
     __slots__ = ("op", "next", "saved", "shapes", "dtypes", "params", "needs", "hooks",
                  "retains", "trace", "out_data", "out_version", "on_device", "half", "dev",
-                 "__weakref__")
+                 "aux", "__weakref__")
 
     def __init__(self, op, args, params, out):
         nxt = []
@@ -64,6 +64,7 @@ class Node:
         self.retains = None
         self.out_data = None
         self.out_version = None
+        self.aux = None   # what the op's forward_aux handed its backward (dispatch sets it)
         self.half = False  # set by dispatch for a float16/bfloat16 op (engine upcasts)
         self.on_device = type(out._data) is not _ndarray if out is not None else False
         if self.on_device:

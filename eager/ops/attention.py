@@ -11,7 +11,7 @@ receiving one gradient: the same bits again, from one grad node instead of six.
 
 from __future__ import annotations
 
-from .base import Op
+from .base import A, Op
 from .elementwise import Mul, Where
 from .linalg import Matmul
 from .reduce import Softmax
@@ -30,10 +30,17 @@ class ScaledDotProductAttention(Op):
     saves = (0, 1, 2, 3)
 
     def forward(q, k, v, mask, scale):
-        scores = Matmul.forward(Mul.forward(q, scale), Permute.forward(k, _swap(k.ndim)))
+        return ScaledDotProductAttention.forward_aux(q, k, v, mask, scale)[0]
+
+    def forward_aux(q, k, v, mask, scale):
+        """The forward, and the ``q * scale`` and attention weights it computed (the
+        backward's recomputation: the same operations on the same values)."""
+        qs = Mul.forward(q, scale)
+        scores = Matmul.forward(qs, Permute.forward(k, _swap(k.ndim)))
         if mask is not None:
             scores = Where.forward(mask, scores, _NEG_INF)
-        return Matmul.forward(Softmax.forward(scores, scores.ndim - 1), v)
+        attn = Softmax.forward(scores, scores.ndim - 1)
+        return Matmul.forward(attn, v), (qs, attn)
 
     def backward(F, g, saved, node):
         q, k, v, mask = saved
@@ -41,12 +48,15 @@ class ScaledDotProductAttention(Op):
         nd = len(node.shapes[0])
         swap = _swap(nd)
         need_q, need_k, need_v = node.needs[:3]
-        qs = F.mul(q, scale)
         kt = F.permute(k, dims=swap)
-        scores = F.matmul(qs, kt)
-        if mask is not None:
-            scores = F.where(mask, scores, _NEG_INF)
-        attn = F.softmax(scores, dim=nd - 1)
+        if F is A and node.aux is not None:
+            qs, attn = node.aux
+        else:
+            qs = F.mul(q, scale)
+            scores = F.matmul(qs, kt)
+            if mask is not None:
+                scores = F.where(mask, scores, _NEG_INF)
+            attn = F.softmax(scores, dim=nd - 1)
         gq = gk = gv = None
         # the engine's order on the composite: attn @ v, softmax, where, q*scale @ k^T
         if need_q or need_k:

@@ -32,6 +32,13 @@ So each derivative has one definition, run two ways.  ``node`` gives the backwar
 (the keyword parameters of the forward call) and ``node.needs`` (whether each
 argument wants a gradient: skip the work for those that do not).
 
+An op whose backward recomputes part of its forward may also define ``forward_aux``: the
+forward returning ``(out, aux)``.  Eager dispatch calls it when it records a grad node on
+the CPU and keeps ``aux`` on the node (``node.aux``, None otherwise); the backward uses it
+only when ``F`` is :data:`A` (it must give the bits the recomputation gives: the same
+operations on the same values), and recomputes in every other case (a tensor backward, a
+tracer, a device, an op recorded without it).
+
 Broadcasting is undone by the engine: a gradient whose shape differs from its
 argument's is summed back to it (``sum_to``), so elementwise formulas need not.
 A backward must not return the same freshly made array for two arguments (the engine
@@ -47,7 +54,7 @@ OPS: dict[str, type] = {}
 
 class _OpMeta(type):
     def __new__(mcs, name, bases, ns):
-        for fn in ("forward", "backward", "out_dtype", "scalar"):
+        for fn in ("forward", "forward_aux", "backward", "out_dtype", "scalar"):
             if fn in ns and not isinstance(ns[fn], staticmethod):
                 ns[fn] = staticmethod(ns[fn])
         cls = super().__new__(mcs, name, bases, ns)
@@ -83,6 +90,7 @@ class Op(metaclass=_OpMeta):
     multipass = False
     ufunc = None               # NumPy ufunc for true in-place application, when exact
     any_device = False         # the forward takes storage of any device (to(device), const)
+    forward_aux = None         # ``(out, aux)`` for the node's backward on arrays (see above)
 
     def forward(*args, **params):
         raise NotImplementedError

@@ -15,7 +15,7 @@ from runtime.cpu.erf import erf as _erf
 from runtime.cpu.erf import gelu as _gelu_erf
 
 from ..dtypes import floating, result_type
-from .base import OUT, Op
+from .base import OUT, A, Op
 from .scalarexpr import BOOL, I64
 
 _F32 = np.dtype(np.float32)
@@ -573,8 +573,24 @@ class Gelu(FloatUnary):
             return _gelu_erf(a)
         return (0.5 * a * (1.0 + _erf(a * _INV_SQRT_2))).astype(a.dtype, copy=False)
 
+    def forward_aux(a, approximate="none"):
+        """The forward, and for the erf form on a float32 array its ``1 + erf(x/sqrt 2)``
+        (the backward's ``erf(x/sqrt 2) + 1``: the same value)."""
+        if approximate == "none" and isinstance(a, np.ndarray) and a.dtype == np.float32:
+            return _gelu_erf(a, keep=True)
+        return Gelu.forward(a, approximate), None
+
     def backward(F, g, saved, node):
         x = saved[0]
+        if F is A and node.aux is not None:      # 1 + erf from the forward (float32)
+            u = node.aux
+            d = np.multiply(x, x)
+            np.multiply(d, -0.5, out=d)
+            np.exp(d, out=d)
+            np.multiply(d, _INV_SQRT_2PI, out=d)
+            np.multiply(x, d, out=d)
+            np.add(np.multiply(u, 0.5), d, out=d)   # cdf + x * pdf
+            return (np.multiply(g, d, out=d) if g.dtype == d.dtype else np.multiply(g, d),)
         if node.params.get("approximate", "none") == "tanh":
             x2 = F.mul(x, x)
             inner = F.mul(F.add(x, F.mul(F.mul(x2, x), 0.044715)), _SQRT_2_OVER_PI)

@@ -206,16 +206,19 @@ def erf32(a: np.ndarray) -> np.ndarray:
     return out.reshape(a.shape)
 
 
-def gelu(a: np.ndarray) -> np.ndarray:
+def gelu(a: np.ndarray, keep: bool = False):
     """GELU's erf form, ``0.5 * a * (1 + erf(a * (1/sqrt 2)))`` with the constants in
     ``a``'s float dtype, evaluated in that order (the same bits as the expression), by
-    blocks for float32."""
+    blocks for float32.  ``keep``: ``(gelu, 1 + erf(a * (1/sqrt 2)))``, the second None
+    but for float32."""
     a = np.asarray(a)
     c = 1.0 / math.sqrt(2.0)          # a Python float: weak, takes a's dtype
     if a.dtype != np.float32:
-        return (0.5 * a * (1.0 + erf(a * c))).astype(a.dtype, copy=False)
+        out = (0.5 * a * (1.0 + erf(a * c))).astype(a.dtype, copy=False)
+        return (out, None) if keep else out
     flat = a.reshape(-1)
     out = np.empty_like(flat)
+    kept = np.empty_like(flat) if keep else out
     n = min(flat.size, _BLOCK32)
     bufs = _Bufs32(n)
     z, h = np.empty(n, _f32), np.empty(n, _f32)
@@ -224,12 +227,14 @@ def gelu(a: np.ndarray) -> np.ndarray:
         for i in range(0, flat.size, _BLOCK32):
             j = min(i + _BLOCK32, flat.size)
             x = flat[i:j]
-            zz, hh, o = z[:j - i], h[:j - i], out[i:j]
+            zz, hh, o = z[:j - i], h[:j - i], kept[i:j]
             np.multiply(x, c32, out=zz)
             _erf32_block(zz, o, bufs.view(j - i))
             np.add(one, o, out=o)
             np.multiply(half, x, out=hh)
-            np.multiply(hh, o, out=o)
+            np.multiply(hh, o, out=out[i:j])
+    if keep:
+        return out.reshape(a.shape), kept.reshape(a.shape)
     return out.reshape(a.shape)
 
 

@@ -1,7 +1,9 @@
 """The eager hot paths that replace a composite or a NumPy call for speed give the same
 results: layer_norm as one op (the composite's forward bits; gradients at least as close
 to float64's), the small-dimension argmax/argmin and the flat pick/place behind max
-pooling (NumPy's own results, NaN, ties and signed zeros included)."""
+pooling (NumPy's own results, NaN, ties and signed zeros included), and the intermediates
+a forward hands its backward (``forward_aux``: GELU's ``1 + erf``, attention's weights):
+the recomputation's bits."""
 
 from __future__ import annotations
 
@@ -258,3 +260,36 @@ def test_conv_product_one_op_matches_composite(bias, x_grad, monkeypatch):
             monkeypatch.undo()
         for a, b_ in zip(*res):                          # the same bits
             assert np.array_equal(a, b_)
+
+
+def _gelu(x):
+    return F.gelu(x)
+
+
+def _attention(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+@pytest.mark.parametrize("fn,shapes", [(_gelu, [(4, 8, 64)]), (_attention, [(2, 3, 5, 4)] * 3)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_forwards_kept_intermediates_give_the_recomputed_gradients(fn, shapes, dtype):
+    """A plain backward uses what the forward kept (node.aux, then freed); a tensor
+    backward (create_graph) recomputes it: the same bits, twice with retain_graph."""
+    rng = np.random.default_rng(5)
+    xs = [eager.tensor((rng.standard_normal(s) * 3).astype(dtype), requires_grad=True)
+          for s in shapes]
+    g = eager.tensor(rng.standard_normal(fn(*xs).shape).astype(dtype))
+    out = fn(*xs)
+    node = out.grad_fn
+    # GELU keeps 1 + erf for float32 only (its float64 form is one NumPy expression)
+    assert (node.aux is not None) == (dtype == np.float32 or fn is _attention)
+    first = eager.autograd.grad(out, xs, g, retain_graph=True)
+    again = eager.autograd.grad(out, xs, g)
+    assert node.aux is None                          # freed with the saved tensors
+    with eager.no_grad():
+        assert fn(*xs).grad_fn is None
+    graph = eager.autograd.grad(fn(*xs), xs, g, create_graph=True)
+    for a, b, c in zip(first, again, graph):
+        assert a.dtype == c.dtype == xs[0].dtype
+        np.testing.assert_array_equal(a.numpy(), c.detach().numpy())
+        np.testing.assert_array_equal(b.numpy(), c.detach().numpy())

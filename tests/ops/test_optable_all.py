@@ -69,9 +69,10 @@ def test_row_is_consistent(row):
 
 @contextlib.contextmanager
 def _spy():
-    """The names of the ops whose forward runs while inside."""
+    """The names of the ops whose forward (or forward_aux) runs while inside."""
     seen = set()
-    saved = {n: cls.__dict__.get("forward") for n, cls in OPS.items()}
+    fns = ("forward", "forward_aux")
+    saved = {(n, f): cls.__dict__.get(f) for n, cls in OPS.items() for f in fns}
 
     def wrap(name, forward):
         def run(*args, **params):
@@ -80,15 +81,18 @@ def _spy():
         return staticmethod(run)
 
     for n, cls in OPS.items():
-        cls.forward = wrap(n, cls.forward)
+        for f in fns:
+            if getattr(cls, f) is not None:
+                setattr(cls, f, wrap(n, getattr(cls, f)))
     try:
         yield seen
     finally:
-        for n, cls in OPS.items():
-            if saved[n] is None:
-                del cls.forward
+        for (n, f), fn in saved.items():
+            if fn is None:
+                if f in OPS[n].__dict__:
+                    delattr(OPS[n], f)
             else:
-                cls.forward = saved[n]
+                setattr(OPS[n], f, fn)
 
 
 def _dtype(row):

@@ -331,10 +331,28 @@ def test_integer_argument_is_float64():
     assert lg == pytest.approx(np.log(2.0), rel=1e-15)
 
 
+@functools.cache
+def _gathers_vectorize() -> bool:
+    """Whether LLVM vectorizes a loop of float64 table lookups on this CPU (it does where
+    gathers are cheap, e.g. Intel's AVX-512 cores; not on AMD Zen 3)."""
+    @njit
+    def probe(table, x, out):
+        for i in range(x.size):
+            k = int(x[i]) & 7
+            out[i] = table[k] * x[i] + table[7 - k]
+
+    x = np.linspace(0, 7, 64)
+    probe(np.arange(8.0), x, np.empty_like(x))
+    return bool(re.search(r"<\d+ x double>", probe.inspect_llvm(probe.signatures[0])))
+
+
 @pytest.mark.parametrize("name", ["exp", "log", "tanh", "sigmoid", "sin", "erf"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
 def test_loop_is_vectorized(name, dtype):
     """The whole point: called from a default-options @njit loop, the loop becomes SIMD."""
+    if name == "erf" and dtype == F64 and not _gathers_vectorize():
+        pytest.skip("float64 erf gathers its coefficients, and LLVM's cost model for this "
+                    "CPU keeps gather loops scalar (a probe loop stays scalar too)")
     x = np.linspace(0.5, 2, 64).astype(dtype)
     run(name, x)
     loop = loop_for(name)
