@@ -620,10 +620,15 @@ def _binary_op(obs, st, frame, ins):
                             _sym_arithmetic(peek.stack(frame)[-2:]))
     inplace = "=" in ins.argrepr and ins.argrepr not in ("==", "!=", "<=", ">=")
     a_p, a = provs[0], real[0]
-    if inplace and not a_p.fresh and isinstance(a, (list, dict, set, bytearray)):
-        raise _unsure(f"changes a {type(a).__name__} made before the call with "
-                      f"{ins.argrepr}")
-    st.stack.append(_result(provs, real))
+    if inplace and isinstance(a, (list, dict, set, bytearray)):
+        if not a_p.fresh:
+            raise _unsure(f"changes a {type(a).__name__} made before the call with "
+                          f"{ins.argrepr}")
+        # (list/dict/set/bytearray += |= ... return the container itself: still the one
+        # made during the call, its contents as determined as what went in)
+        st.stack.append(a_p if a_p.det and provs[1].det else UNKNOWN)
+    else:
+        st.stack.append(_result(provs, real))
     st.finish = _sym_checked(real)
     st.hints.extend(zip(real, provs))
 

@@ -327,25 +327,22 @@ class Module:
         # constructors and clip_grad_norm_): modules in the same order, each once, each
         # parameter once
         seen = set()
-        for module in (self._walk() if recurse else (self,)):
+        for module in (self._walk(set()) if recurse else (self,)):
             for p in module._parameters.values():
                 if p is not None and id(p) not in seen:
                     seen.add(id(p))
                     yield p
 
-    def _walk(self):
-        """Every module under this one, each once, in ``named_modules``' order."""
-        seen = set()
-        stack = [self]
-        while stack:
-            module = stack.pop()
-            if id(module) in seen:
-                continue
-            seen.add(id(module))
-            yield module
-            children = [m for m in module._modules.values() if m is not None]
-            children.reverse()
-            stack += children
+    def _walk(self, seen: set):
+        """This module and every one under it not in ``seen`` (ids), each once, in
+        ``named_modules``' order."""
+        if id(self) in seen:
+            return
+        seen.add(id(self))
+        yield self
+        for module in self._modules.values():
+            if module is not None:
+                yield from module._walk(seen)
 
     def named_buffers(self, prefix: str = "", recurse: bool = True,
                       remove_duplicate: bool = True):

@@ -147,3 +147,34 @@ def test_a_function_without_a_break_reports_none():
     ex = cf.explain()
     assert ex.graph_breaks == [] and ex.regions == []
     assert "graph break" not in str(ex)
+
+
+def test_a_step_walking_model_parameters_is_one_graph():
+    """clip_grad_norm_(model.parameters()) inside the step: Module.parameters' walk
+    (generators, a set of ids) is Python state the trace follows, not a break."""
+    def make():
+        eager.manual_seed(0)
+        inner = nn.Sequential(nn.Linear(4, 4), nn.Tanh())
+        model = nn.Sequential(nn.Linear(3, 4), inner, nn.Sequential(inner, nn.Linear(4, 1)))
+        opt = eager.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            total = nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+            opt.step()
+            return loss.detach(), total
+        return model, step
+
+    (m_e, step_e), (m_c, step_c) = make(), make()
+    cf = compiler.compile(step_c, fullgraph=True)
+    for k, x in enumerate(_inputs(5)):
+        if k == 2:
+            compiler.wait()
+        got, want = cf(x), step_e(x)
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5)
+    for a, b in zip(m_c.parameters(), m_e.parameters()):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5)
+    assert cf.explain().graph_breaks == []

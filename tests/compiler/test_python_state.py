@@ -733,3 +733,44 @@ def test_a_container_changed_then_read_in_the_same_call(read):
         _same(le, lc, f"call {i}: log")
         if i == 1:
             compiler.wait()
+
+
+def _walk(n, outer):
+    stack = [n]
+    while stack:
+        k = stack.pop()
+        yield k
+        kids = [k - 1] if k > 0 else []
+        kids.reverse()
+        stack += kids                 # the same list: still the one made in this call
+        stack += outer                # ... holding objects made before it
+
+
+def test_augmented_assignment_on_a_list_made_in_the_call_is_not_a_break():
+    """``lst += other`` returns ``lst`` itself: a list made during the call stays one
+    (mutating it after is no break), and what came from ``other`` stays an old object
+    (writing into it is an effect every call makes, as eager does)."""
+    outer = []
+
+    def f(x):
+        for k in list(_walk(3, outer)):
+            x = x * 2 + k
+        return x
+
+    cf = compiler.compile(f, fullgraph=True)
+    for _ in range(3):
+        np.testing.assert_array_equal(cf(torch.ones(3)).numpy(), f(torch.ones(3)).numpy())
+
+    box = [[0]]
+
+    def g(x):
+        mine = []
+        mine += box
+        mine[0].append(1)             # box's list, made before the call
+        return x * len(box[0])
+
+    cg = compiler.compile(g)
+    for n in range(2, 7):
+        if n == 4:
+            compiler.wait()
+        assert cg(torch.ones(2)).numpy().tolist() == [n, n] and box == [[0] + [1] * (n - 1)]
