@@ -434,8 +434,15 @@ def test_policy_entry_matches_torch(name, low):
             warnings.simplefilter("ignore")  # kl_div / deprecations, same in both
             with eager.autocast("cpu", dtype=getattr(eager, low)):
                 re = CASES[name](eager, getattr(eager, arg))
-            with torch.autocast("cpu", dtype=getattr(torch, low)):
-                rt = CASES[name](torch, getattr(torch, arg))
+            try:
+                with torch.autocast("cpu", dtype=getattr(torch, low)):
+                    rt = CASES[name](torch, getattr(torch, arg))
+            except RuntimeError as exc:
+                if "could not create a primitive descriptor" not in str(exc):
+                    raise
+                # oneDNN's bfloat16 LSTM needs CPU support (AVX-512 BF16/AMX) this one lacks
+                assert _name(re) == _expected(kind, arg, low), (name, arg)
+                pytest.skip(f"PyTorch cannot run {name} in {low} on this CPU: {exc}")
         assert _name(re) == _name(rt), (name, arg)
         if name != "matrix_rank":
             assert _name(re) == _expected(kind, arg, low), (name, arg)
