@@ -91,6 +91,35 @@ def test_clip_grad_norm_nonfinite_matches_torch():
             assert str(e.value) == theirs
 
 
+@pytest.mark.parametrize("norm_type", [math.inf, -math.inf, 2.0, 1.0])
+def test_clip_grad_norm_with_an_empty_gradient(norm_type):
+    """An empty gradient has no inf/-inf norm: PyTorch's RuntimeError, nothing scaled (it
+    was NumPy's ValueError); the other norms count it as 0."""
+    grads = [np.zeros(0), np.array([3.0, -4.0])]
+    ps = _params(eager, grads, with_none=False)
+    if math.isinf(norm_type):
+        what = ("_foreach_norm cannot compute the infinity norm" if norm_type > 0 else
+                "linalg.vector_norm cannot compute the -inf norm")
+        with pytest.raises(RuntimeError, match=f"^{what} on an empty tensor because the "
+                                               "operation does not have an identity$"):
+            nn.utils.clip_grad_norm_(ps, 1.0, norm_type=norm_type)
+        np.testing.assert_array_equal(ps[1].grad.numpy(), [3.0, -4.0])
+    else:
+        total = nn.utils.clip_grad_norm_(ps, 1.0, norm_type=norm_type)
+        assert total.item() == pytest.approx(5.0 if norm_type == 2.0 else 7.0)
+    torch = pytest.importorskip("torch")
+    theirs = _params(torch, grads, with_none=False)
+    try:
+        expected = torch.nn.utils.clip_grad_norm_(theirs, 1.0, norm_type=norm_type).item()
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError) as ours:
+            nn.utils.clip_grad_norm_(_params(eager, grads, with_none=False), 1.0,
+                                     norm_type=norm_type)
+        assert str(ours.value) == str(e)
+    else:
+        assert total.item() == pytest.approx(expected, rel=1e-12)
+
+
 @pytest.mark.parametrize("clip", [0.3, 2.0])
 def test_clip_grad_value_matches_torch(clip):
     torch = pytest.importorskip("torch")

@@ -44,6 +44,12 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
     norm_type = float(norm_type)
     if len(tensors) == 0:
         return tensor(0.0)
+    if math.isinf(norm_type) and any(t.numel() == 0 for t in tensors):
+        raise RuntimeError(  # PyTorch's messages (its foreach kernel has only +inf)
+            "_foreach_norm cannot compute the infinity norm on an empty tensor because the "
+            "operation does not have an identity" if norm_type > 0 else
+            "linalg.vector_norm cannot compute the -inf norm on an empty tensor because the "
+            "operation does not have an identity")
     with no_grad():
         total_norm = _numpy_total_norm(tensors, norm_type)
         if total_norm is None:
