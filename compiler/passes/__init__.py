@@ -1,6 +1,7 @@
 """Graph passes, ``Graph -> Graph``, applied in the order of :data:`PASSES`.
 
-``simplify`` drops no-op reshapes and casts, ``constfold`` (folded constants can make
+``simplify`` drops no-op reshapes and casts, ``expand`` writes composite ops as the ops
+their backward recomputes (:mod:`.expand`), ``constfold`` (folded constants can make
 nodes equal), then ``cse``, then ``dce`` last (drops what folding and merging left
 unused).  Fusion (:func:`.fusion.fuse`, or :func:`.fusion.fusion_for` a device) is a
 pass of the same form, parameterised by what the device can fuse; it is not in this
@@ -14,9 +15,10 @@ from ..ir import Graph
 from .constfold import constfold
 from .cse import cse
 from .dce import dce
+from .expand import expand
 from .simplify import simplify
 
-PASSES = [simplify, constfold, cse, dce]
+PASSES = [simplify, expand, constfold, cse, dce]
 
 
 def optimize(graph: Graph) -> Graph:

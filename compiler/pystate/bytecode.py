@@ -281,7 +281,13 @@ def _attr_kind(obj, name):
         for klass in obj.__mro__:
             if name in klass.__dict__:
                 a = klass.__dict__[name]
-                return ("python" if _python_descriptor(a) else "class"), a
+                if _python_descriptor(a):
+                    return "python", a
+                if type(a) is not types.FunctionType and hasattr(type(a), "__get__"):
+                    # a staticmethod gives its function, a classmethod a new bound method
+                    # on each read: not the dict's entry
+                    return "cdesc", a
+                return "class", a
     inst = getattr(obj, "__dict__", None)
     if isinstance(inst, dict) and name in inst:
         return "instance", inst[name]

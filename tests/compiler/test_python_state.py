@@ -265,6 +265,43 @@ def test_class_attribute_change_is_seen():
         _same(cf(x), f(x), f"call {i}")
 
 
+@pytest.mark.parametrize("kind", ["staticmethod", "classmethod", "builtin classmethod"])
+def test_a_method_called_through_its_class_replays_and_is_guarded(kind):
+    """``Cls.helper(...)`` with a staticmethod or classmethod: the read gives the function
+    (a new bound method each time for a classmethod), not the class dict's descriptor.
+    Traced as the descriptor, its identity guard failed at every call: every call was
+    traced again (``nn.Transformer.generate_square_subsequent_mask`` in a step)."""
+    class Masks:
+        scale = 2.0
+
+        @staticmethod
+        def s(x):
+            return x * 3.0
+
+        @classmethod
+        def c(cls, x):
+            return x * cls.scale
+
+    def f(x):
+        if kind == "staticmethod":
+            return Masks.s(x) + 1
+        if kind == "classmethod":
+            return Masks.c(x) + 1
+        return x * len(dict.fromkeys("abca")) + 1
+
+    cf = compiler.compile(f)
+    x = torch.ones(2)
+    for i in range(6):
+        if i == 4 and kind == "staticmethod":
+            Masks.s = staticmethod(lambda x: x * -1.0)
+        if i == 4 and kind == "classmethod":
+            Masks.scale = 5.0
+        _same(cf(x), f(x), f"call {i}")
+        if i == 1:
+            compiler.wait()
+    assert cf.stats()["traces"] <= 2 and cf.stats()["hits"] >= 3, cf.stats()
+
+
 def test_property_reading_state_is_guarded():
     class P:
         def __init__(self):

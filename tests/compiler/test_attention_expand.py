@@ -1,0 +1,104 @@
+"""The ``expand`` pass: ``scaled_dot_product_attention`` written as the ops its forward
+runs, so that CSE shares them with the backward's recomputation, with eager's values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import compiler
+import eager
+import eager.nn.functional as F
+from compiler.ir import check_graph, run_graph
+from compiler.passes import optimize
+from compiler.passes.expand import expand
+from eager.ops.attention import ScaledDotProductAttention
+from eager.ops.reduce import Softmax
+from tests.graphs import trace
+
+RNG = np.random.default_rng(0)
+SHAPES = {"3-D": ((2, 5, 4), (2, 7, 4), (2, 7, 3)),
+          "4-D": ((2, 3, 5, 4), (2, 3, 5, 4), (2, 3, 5, 6)),
+          "5-D": ((2, 2, 3, 5, 4), (2, 2, 3, 7, 4), (2, 2, 3, 7, 2))}
+
+
+def _arrays(shapes, dtype=np.float32):
+    return [RNG.standard_normal(s).astype(dtype) for s in shapes]
+
+
+def _ops(graph, op):
+    return sum(n.op is op for n in graph.nodes)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("shapes", list(SHAPES), ids=list(SHAPES))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_expanded_attention_gives_the_ops_values_bitwise(shapes, causal, dtype):
+    q, k, v = _arrays(SHAPES[shapes], dtype)
+
+    def f(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=0.37)
+
+    g, want = trace(f, q, k, v)
+    assert _ops(g, ScaledDotProductAttention) == 1
+    g2 = expand(g)
+    check_graph(g2)
+    assert _ops(g2, ScaledDotProductAttention) == 0 and _ops(g2, Softmax) == 1
+    for got, w in zip(run_graph(g2, q, k, v), want):
+        assert got.dtype == w.dtype and got.shape == w.shape
+        np.testing.assert_array_equal(got, w)
+
+
+def test_the_backwards_recomputation_is_merged_with_the_forward():
+    """Traced with its gradients, attention's forward and backward hold one softmax after
+    optimization (two before expansion: the forward's, inside the composite, and the
+    backward's recomputation), and the optimized graph computes the same bits."""
+    q, k, v = _arrays(SHAPES["4-D"])
+
+    def f(q, k, v):
+        for t in (q, k, v):
+            t.requires_grad_(True)
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return (out,) + eager.autograd.grad((out * out).sum(), (q, k, v))
+
+    g, want = trace(f, q, k, v)
+    assert _ops(g, Softmax) == 1 and _ops(g, ScaledDotProductAttention) == 1
+    g2 = optimize(g)
+    check_graph(g2)
+    assert _ops(g2, Softmax) == 1 and _ops(g2, ScaledDotProductAttention) == 0
+    for got, w in zip(run_graph(g2, q, k, v), want):
+        np.testing.assert_array_equal(got, w)
+
+
+def test_a_compiled_attention_training_step_equals_eager():
+    """Multi-head self-attention trained compiled, with its kernels built, against eager."""
+    def make():
+        eager.manual_seed(0)
+        mha = eager.nn.MultiheadAttention(8, 2, batch_first=True)
+        # (SGD: the key bias's gradient is 0 up to rounding, which Adam would scale to lr)
+        opt = eager.optim.SGD(mha.parameters(), lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            out, _ = mha(x, x, x, need_weights=False,
+                         attn_mask=eager.nn.Transformer.generate_square_subsequent_mask(6),
+                         is_causal=True)
+            loss = (out ** 2).mean()
+            loss.backward()
+            opt.step()
+            return loss
+        return mha, step
+
+    (m_e, step_e), (m_c, step_c) = make(), make()
+    compiled = compiler.compile(step_c)
+    xs = [eager.tensor(RNG.standard_normal((3, 6, 8)).astype(np.float32)) for _ in range(5)]
+    for i, x in enumerate(xs):
+        np.testing.assert_allclose(float(compiled(x)), float(step_e(x)), rtol=1e-6)
+        if i == 1:
+            compiler.wait()
+    for (name, p), q in zip(m_e.named_parameters(), m_c.parameters()):
+        np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6, err_msg=name)
+    assert compiled.stats()["hits"] >= 3
+    graph = compiled.explain().traces[-1]["graph"]
+    assert "scaled_dot_product_attention(" not in graph and graph.count("softmax(") <= 1
