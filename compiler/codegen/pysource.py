@@ -18,6 +18,7 @@ from eager import dtypes as _dt
 from eager.dispatch import runner
 from eager.ops import elementwise as _E
 from eager.ops import linalg as _L
+from eager.ops import reduce as _R
 from eager.ops import shape as _S
 
 from ..ir import Graph, Guard, GuardFailed, Value, format_node, outcome
@@ -111,6 +112,8 @@ def _cast_args(n, k: int, ins: list, glb: dict) -> list:
     return out
 
 
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+
 # 0-d float arithmetic as Python operators on NumPy scalars: IEEE-identical to the ufuncs
 # (NumPy's scalar maths), ~50 ns instead of ~600 ns for a ufunc call on a 0-d array plus
 # its conversion back (an optimizer's bias corrections are a dozen such nodes per tensor)
@@ -182,6 +185,14 @@ def _inline(n, ins: list) -> list | None:
         return [f"{o} = __maximum({ins[0]}, 0)"]
     if op is _S.Permute and type(a[0]) is Value:
         return [f"{o} = {ins[0]}.transpose({tuple(n.params['dims'])!r})"]
+    if op is _R.Norm and type(a[0]) is Value and n.params["p"] == 2.0 \
+            and a[0].dtype in (_F32, _F64) and out.dtype == a[0].dtype \
+            and sorted(n.params["dim"]) == list(range(len(a[0].shape))):
+        # norm_quiet's 2-norm of a whole float32/64 array (a clipped gradient's): |x|*|x|
+        # is x*x, a sum over every axis is add.reduce over axis None (the same reduction)
+        keep = f".reshape({tuple(out.shape)!r})" if n.params.get("keepdim") else ""
+        return ["with __errstate(divide='ignore', invalid='ignore', over='ignore'):",
+                f"    {o} = __asarray(__sqrt(__add_reduce({ins[0]} * {ins[0]}, axis=None))){keep}"]
     if op is _S.SumTo and type(a[0]) is Value:
         src, shape = tuple(a[0].shape), tuple(n.params["shape"])
         if src == shape:
@@ -225,7 +236,8 @@ def python_program(graph: Graph, name: str = "graph", inplace=None) -> CompiledG
     into that input's array where :func:`_write_plan` allows."""
     glb = {"__GuardFailed": GuardFailed, "__outcome": outcome,
            "__asarray": np.asarray, "__ndarray": np.ndarray, "__sqrt": np.sqrt,
-           "__matmul": np.matmul, "__add": np.add, "__maximum": np.maximum}
+           "__matmul": np.matmul, "__add": np.add, "__maximum": np.maximum,
+           "__add_reduce": np.add.reduce, "__errstate": np.errstate}
     scalar = {n.out.id for n in graph.nodes if _scalar_node(n)}
     # values that may stay NumPy scalars: every use is 0-d arithmetic, none is returned
     users: dict = {}

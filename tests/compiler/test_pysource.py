@@ -119,3 +119,30 @@ def test_inline_relu_of_a_zero_d_value_is_an_array():
     assert type(a._data) is np.ndarray and type(b._data) is np.ndarray
     (a * 2 + b).backward()
     assert x.grad.item() == 2.0
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_inline_two_norm_equals_eager_bit_for_bit_without_warnings(dtype):
+    """A whole tensor's 2-norm (clip_grad_norm_'s per gradient) is three NumPy calls in the
+    program: eager's bits, keepdim's shape, and no warning where eager gives none (an
+    overflowing square, a NaN)."""
+    def f(a, b, c):
+        return (torch.linalg.vector_norm(a), torch.linalg.vector_norm(b, keepdim=True),
+                c.norm(), torch.linalg.vector_norm(a.t()), torch.linalg.vector_norm(b, 3.0))
+
+    rng = np.random.default_rng(1)
+    calls = []
+    for k in range(4):
+        a, b, c = (torch.tensor(rng.standard_normal(s) * 10.0 ** k).to(dtype)
+                   for s in ((7, 5), (2, 3, 4), (9,)))
+        calls.append((a, b, c))
+    big = 1e200 if dtype == torch.float64 else 1e30
+    calls.append((calls[0][0] * big, calls[0][1].clone().fill_(float("nan")), calls[0][2]))
+    cf = compile(f, backend="python")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for args in calls:
+            for g, w in zip(cf(*args), f(*args)):
+                _same(g, w)
+    assert cf.stats()["hits"] == len(calls) - 1
+    assert str(cf.explain().full()).count("__add_reduce(") == 4
