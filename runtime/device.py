@@ -48,6 +48,10 @@ class Device:
     singleton_min : int
         A lone elementwise node smaller than this is not worth its own kernel (the
         device's own array library does it as well); 0 when every op is a kernel.
+    lone_reduce_min : int
+        A reduction that no group computes the input of becomes a kernel of its own from
+        this many input elements (a reduction's kernel is faster than the array library's
+        call from there); by default never.
     """
 
     type = "?"
@@ -56,6 +60,7 @@ class Device:
     math: dict = {}
     reductions: frozenset = frozenset()
     singleton_min = 0
+    lone_reduce_min = 1 << 62
 
     # -- availability and storage ---------------------------------------------------
     def is_available(self) -> bool:

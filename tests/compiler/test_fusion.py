@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import eager
+from compiler import compile, wait
 from compiler.codegen import compile_graph
 from compiler.ir import Guard, Node, Value, check_graph, run_graph
 from compiler.passes.dce import dce
@@ -354,6 +355,56 @@ def test_a_trailing_reduction_joins_the_group_it_is_the_only_user_of():
     assert sum(n.op is R.Sum for n in fg.nodes) == 1 and sum(n.op is R.Mean for n in fg.nodes) == 1
     for got, w in zip(run_graph(fg, x), want):
         np.testing.assert_array_equal(got, w)
+
+
+def test_a_reduction_of_its_own_is_a_kernel_from_the_devices_size():
+    """A trailing reduction whose input no group computes (an input, a NumPy op's result)
+    is a fused reduction of one node from ``lone_reduce_min`` elements: a mean cast to
+    float64 (LayerNorm's backward), a sum, a max. Smaller ones stay NumPy calls."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 17, 32)).astype(np.float32)
+    small = rng.standard_normal((2, 3)).astype(np.float32)
+
+    def f(t, s):
+        m = t @ t.transpose(1, 2)                            # not elementwise: no group
+        return (t.mean(dim=2, keepdim=True, dtype=eager.float64), m.sum(dim=(1, 2)),
+                m.amax(dim=2), s.sum(dim=1))
+
+    g, want = trace(f, x, small)
+    fg = fuse(g, CPU)
+    check_graph(fg)
+    reds = [n.params["graph"].nodes for n in fg.nodes if n.op is FusedReduction]
+    assert [[m.op.name for m in body] for body in reds] == [["mean"], ["sum"], ["amax"]]
+    assert reds[0][0].params["dtype"] == np.float64 and reds[0][0].out.dtype == np.float64
+    assert [n.op for n in fg.nodes].count(R.Sum) == 1               # the small one
+    for got, w in zip(run_graph(fg, x, small), want):
+        np.testing.assert_array_equal(got, w)
+    assert CPU.lone_reduce_min <= x.size
+    class Never(CPUDevice):
+        lone_reduce_min = 1 << 62
+    assert not [n for n in fuse(g, Never()).nodes if n.op is FusedReduction]
+
+
+def test_reductions_of_their_own_compiled_equal_eager():
+    rng = np.random.default_rng(1)
+
+    def f(t):
+        m = t @ t.transpose(1, 2)
+        return (t.mean(dim=-1, keepdim=True, dtype=eager.float64), m.sum(dim=(1, 2)),
+                m.amax(dim=2), t.mean(dim=(1, 2)), m.amin(dim=-1, keepdim=True))
+
+    cf = compile(f)
+    xs = [eager.tensor(rng.standard_normal((4, 16, 24)).astype(np.float32) * 10 ** k)
+          for k in range(4)]
+    xs.append(eager.tensor(np.full((4, 16, 24), np.nan, np.float32)))
+    for i, x in enumerate(xs):
+        for got, w in zip(cf(x), f(x)):
+            assert got.dtype == w.dtype and got.shape == w.shape
+            np.testing.assert_allclose(got.numpy(), w.numpy(), rtol=2e-6, atol=0)
+        if i == 1:
+            wait()
+    text = cf.explain().full()
+    assert text.count("then mean over dimensions") == 2 and "then amin" in text
 
 
 def test_reduction_checks():
