@@ -170,17 +170,33 @@ def _inline(n, ins: list) -> list | None:
     if op is _L.Linear or op is _L.Matmul:
         x, w = a[0], a[1]
         b = a[2] if len(a) > 2 else None
-        if type(x) is not Value or type(w) is not Value or len(x.shape) != 2 \
-                or len(w.shape) != 2 or x.dtype != w.dtype or x.dtype.kind != "f":
+        if type(x) is not Value or type(w) is not Value or len(x.shape) < 2 \
+                or len(w.shape) < 2 or x.dtype != w.dtype or x.dtype.kind != "f":
             return None
+        nx, nw = len(x.shape), len(w.shape)
         if op is _L.Matmul:
+            if nx > 2 and nw == 2:   # the forward folds the batch into the rows
+                rows = int(np.prod(x.shape[:-1]))
+                return [f"{o} = __matmul({ins[0]}.reshape(({rows}, {x.shape[-1]})), "
+                        f"{ins[1]}).reshape({tuple(out.shape)!r})"]
+            if nx > 2 or nw > 2:     # (the batch shapes broadcast: the trace ran it)
+                if np.broadcast_shapes(x.shape[:-2], w.shape[:-2]) != out.shape[:-2]:
+                    return None
             return [f"{o} = __matmul({ins[0]}, {ins[1]})"]
+        if nw != 2:
+            return None
+        if nx == 2:
+            lines = [f"{o} = __matmul({ins[0]}, {ins[1]}.T)"]
+        else:
+            rows = int(np.prod(x.shape[:-1]))
+            lines = [f"{o} = __matmul({ins[0]}.reshape(({rows}, {x.shape[-1]})), {ins[1]}.T)"
+                     f".reshape({tuple(out.shape)!r})"]
         if b is None:
-            return [f"{o} = __matmul({ins[0]}, {ins[1]}.T)"]
+            return lines
         if type(b) is not Value or b.dtype != x.dtype or len(b.shape) != 1 \
                 or b.shape[0] != w.shape[0]:
             return None
-        return [f"{o} = __matmul({ins[0]}, {ins[1]}.T)", f"__add({o}, {ins[2]}, out={o})"]
+        return lines + [f"__add({o}, {ins[2]}, out={o})"]
     if op is _E.Relu and type(a[0]) is Value and a[0].dtype.kind == "f":
         return [f"{o} = __maximum({ins[0]}, 0)"]
     if op is _S.Permute and type(a[0]) is Value:

@@ -1,5 +1,6 @@
-"""The ``expand`` pass: ``scaled_dot_product_attention`` written as the ops its forward
-runs, so that CSE shares them with the backward's recomputation, with eager's values."""
+"""The ``expand`` pass: ``scaled_dot_product_attention`` and ``layer_norm`` written as
+the ops their forwards run (CSE shares attention's with the backward's recomputation;
+fusion makes kernels of layer norm's), with eager's values."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from compiler.ir import check_graph, run_graph
 from compiler.passes import optimize
 from compiler.passes.expand import expand
 from eager.ops.attention import ScaledDotProductAttention
-from eager.ops.reduce import Softmax
+from eager.ops.norm import LayerNorm
+from eager.ops.reduce import Mean, Softmax
 from tests.graphs import trace
 
 RNG = np.random.default_rng(0)
@@ -102,3 +104,57 @@ def test_a_compiled_attention_training_step_equals_eager():
     assert compiled.stats()["hits"] >= 3
     graph = compiled.explain().traces[-1]["graph"]
     assert "scaled_dot_product_attention(" not in graph and graph.count("softmax(") <= 1
+
+
+@pytest.mark.parametrize("affine", ["weight and bias", "weight", "none"])
+@pytest.mark.parametrize("dims", [1, 2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_expanded_layer_norm_gives_the_ops_values_bitwise(affine, dims, dtype):
+    x = RNG.standard_normal((3, 5, 4, 6)).astype(dtype) * 3 + 1
+    shape = x.shape[-dims:]
+    w = RNG.standard_normal(shape).astype(dtype)
+    b = RNG.standard_normal(shape).astype(dtype)
+
+    def f(x, w, b):
+        return F.layer_norm(x, shape, w if affine != "none" else None,
+                            b if affine == "weight and bias" else None, eps=1e-3)
+
+    g, want = trace(f, x, w, b)
+    assert _ops(g, LayerNorm) == 1
+    g2 = expand(g)
+    check_graph(g2)
+    assert _ops(g2, LayerNorm) == 0 and _ops(g2, Mean) == 2
+    for got, w_ in zip(run_graph(g2, x, w, b), want):
+        assert got.dtype == w_.dtype and got.shape == w_.shape
+        np.testing.assert_array_equal(got, w_)
+
+
+def test_a_compiled_layer_norm_step_equals_eager():
+    """LayerNorm trained compiled (its forward as kernels once built) against eager."""
+    def make():
+        eager.manual_seed(0)
+        model = eager.nn.Sequential(eager.nn.Linear(6, 8), eager.nn.LayerNorm(8),
+                                    eager.nn.Tanh(), eager.nn.LayerNorm(8, bias=False))
+        opt = eager.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            loss = (model(x) ** 2).mean()
+            loss.backward()
+            opt.step()
+            return loss
+        return model, step
+
+    (m_e, step_e), (m_c, step_c) = make(), make()
+    compiled = compiler.compile(step_c)
+    xs = [eager.tensor(RNG.standard_normal((40, 7, 6)).astype(np.float32)) for _ in range(5)]
+    for i, x in enumerate(xs):
+        np.testing.assert_allclose(float(compiled(x)), float(step_e(x)), rtol=1e-6)
+        if i == 1:
+            compiler.wait()
+    for (name, p), q in zip(m_e.named_parameters(), m_c.parameters()):
+        np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6, err_msg=name)
+    assert compiled.stats()["hits"] >= 3
+    graph = compiled.explain().traces[-1]["graph"]
+    assert "layer_norm(" not in graph

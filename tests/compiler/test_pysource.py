@@ -4,6 +4,7 @@ operators on NumPy scalars — eager's values, dtypes and special values, bit fo
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -146,3 +147,25 @@ def test_inline_two_norm_equals_eager_bit_for_bit_without_warnings(dtype):
                 _same(g, w)
     assert cf.stats()["hits"] == len(calls) - 1
     assert str(cf.explain().full()).count("__add_reduce(") == 4
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_inline_batched_products_equal_eager_bit_for_bit(dtype):
+    """Stacks of matrices (attention's products), a stack times a matrix (folded into one
+    product, as the forward does), a matrix times a stack and an N-D linear layer are
+    NumPy calls in the program, with eager's bits."""
+    import eager.nn.functional as F
+
+    def f(q, k, m, w, b):
+        s = q @ k.transpose(-2, -1)
+        return s, q @ m, m.t() @ k.transpose(-2, -1), F.linear(q, w, b), F.linear(q, w), \
+            q[0] @ k[0].transpose(-2, -1)
+
+    rng = np.random.default_rng(2)
+    calls = [tuple(torch.tensor(rng.standard_normal(s)).to(dtype)
+                   for s in ((2, 3, 5, 4), (2, 3, 6, 4), (4, 7), (8, 4), (8,)))
+             for _ in range(3)]
+    cf = _run_both(f, *calls)
+    assert cf.stats()["hits"] == len(calls) - 1
+    src = str(cf.explain().full())
+    assert not re.search(r"op\d+_(matmul|linear)\(", src) and src.count("__matmul(") >= 6
