@@ -50,6 +50,7 @@ from runtime.cpu.launch import Adaptive
 
 from .. import log
 from ..ir import Graph, Node
+from ..passes.expand import for_kernels
 from ..passes.fusion import FusedElementwise, FusedReduction, TupleGet, fuse, fusible
 from ..source_tag import SOURCE_TAG
 from . import native_cpu, scan_cpu
@@ -271,6 +272,7 @@ def _inplace_plan(nodes: list, i: int, inplace: dict, writes: Overwrites,
 def _lower_all(graph: Graph, parallel_min: int, singleton_min) -> tuple:
     """(fused and lowered graph, kernels) of ``graph``; the fused kernels' modules are
     loaded, not compiled (:func:`_build`); a recurrent scan's kernel is compiled here."""
+    graph = for_kernels(graph, CPU.lone_reduce_min)   # (softmax as its parts)
     fused = fuse(graph, CPU, singleton_min)   # (``graph`` itself when nothing fuses)
     if any(getattr(n.op, "__module__", "") in _BLAS_MODULES for n in fused.nodes):
         parallel_min = max(parallel_min, BLAS_PARALLEL_MIN)

@@ -25,6 +25,14 @@ Exactness
     reduction).
 
 Only CPU values are expanded (a device runs the composite as its one op).
+
+For kernels only (:func:`for_kernels`, called by the CPU's kernel program before fusion)
+    ``softmax`` over the last dimension becomes ``amax``, ``sub``, ``exp``, ``sum``,
+    ``div``: four kernels, ~5x faster than NumPy's reductions over a short last dimension
+    (attention's (32, 4, 17, 17) weights: 330 us).  The values are eager's (a row whose
+    maximum is -inf, +inf or NaN gives NaN, as eager's shifted form does) up to the
+    kernels' exp and float64 sum; generated Python keeps the one op, whose forward
+    silences the warnings ``inf - inf`` would give.
 """
 
 from __future__ import annotations
@@ -32,15 +40,16 @@ from __future__ import annotations
 import numpy as np
 
 from eager.ops.attention import ScaledDotProductAttention, _swap
-from eager.ops.elementwise import Add, Mul, Rsqrt, Sub, Where
+from eager.ops.elementwise import Add, Div, Exp, Mul, Rsqrt, Sub, Where
 from eager.ops.linalg import Matmul
 from eager.ops.norm import LayerNorm
-from eager.ops.reduce import Mean, Softmax
+from eager.ops.reduce import Amax, Mean, Softmax, Sum
 from eager.ops.shape import Permute
 
 from ..ir import Graph, Node, Value
 
 _NEG_INF = float("-inf")
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 
 def _attention(n: Node, fresh) -> list:
@@ -106,9 +115,8 @@ def _expandable(n: Node) -> bool:
 _EXPANSIONS = {ScaledDotProductAttention: _attention, LayerNorm: _layer_norm}
 
 
-def expand(graph: Graph) -> Graph:
-    if not any(_expandable(n) for n in graph.nodes):
-        return graph
+def _fresh_values(graph: Graph):
+    """A maker of new Values with ids above every id in ``graph``."""
     next_id = [1 + max([v.id for v in graph.inputs] +
                        [n.out.id for n in graph.nodes if n.out is not None] + [-1])]
 
@@ -116,8 +124,48 @@ def expand(graph: Graph) -> Graph:
         v = Value(next_id[0], shape, dtype, device)
         next_id[0] += 1
         return v
+    return fresh
 
+
+def expand(graph: Graph) -> Graph:
+    if not any(_expandable(n) for n in graph.nodes):
+        return graph
+    fresh = _fresh_values(graph)
     nodes = []
     for n in graph.nodes:
         nodes += _EXPANSIONS[n.op](n, fresh) if _expandable(n) else [n]
+    return Graph(graph.inputs, nodes, graph.outputs)
+
+
+def _softmax(n: Node, fresh) -> list:
+    a = n.inputs[0]
+    d = n.params["dim"] % a.ndim
+    stat = a.shape[:d] + (1,) + a.shape[d + 1:]
+    m, shifted, e, total = (fresh(sh, a.dtype, a.device)
+                            for sh in (stat, a.shape, a.shape, stat))
+    red = {"dim": (d,), "keepdim": True}
+    return [Node(Amax, [a], red, m, n.where), Node(Sub, [a, m], {}, shifted, n.where),
+            Node(Exp, [shifted], {}, e, n.where),
+            Node(Sum, [e], dict(red, dtype=None), total, n.where),
+            Node(Div, [e, total], {}, n.out, n.where)]
+
+
+def _kernel_softmax(n: Node, min_size: int) -> bool:
+    if n.op is not Softmax or n.out is None:
+        return False
+    a = n.inputs[0]
+    return type(a) is Value and a.device == "cpu" and a.ndim >= 1 and \
+        n.params["dim"] % a.ndim == a.ndim - 1 and a.dtype in (_F32, _F64) and \
+        n.out.dtype == a.dtype and int(np.prod(a.shape)) >= max(min_size, 1)
+
+
+def for_kernels(graph: Graph, min_size: int) -> Graph:
+    """``graph`` with each softmax over the last dimension of at least ``min_size``
+    elements written as its parts (module doc), for a device's fused kernels."""
+    if not any(_kernel_softmax(n, min_size) for n in graph.nodes):
+        return graph
+    fresh = _fresh_values(graph)
+    nodes = []
+    for n in graph.nodes:
+        nodes += _softmax(n, fresh) if _kernel_softmax(n, min_size) else [n]
     return Graph(graph.inputs, nodes, graph.outputs)

@@ -4,6 +4,8 @@ fusion makes kernels of layer norm's), with eager's values."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -158,3 +160,46 @@ def test_a_compiled_layer_norm_step_equals_eager():
     assert compiled.stats()["hits"] >= 3
     graph = compiled.explain().traces[-1]["graph"]
     assert "layer_norm(" not in graph
+
+
+def test_softmax_for_kernels_only_over_the_last_dimension_of_large_inputs():
+    from compiler.passes.expand import for_kernels
+    from eager.ops.reduce import Amax, Sum
+    x = RNG.standard_normal((4, 6, 17)).astype(np.float32)
+
+    def f(x):
+        return F.softmax(x, -1), F.softmax(x, 1), F.softmax(x[0], -1)
+
+    g, want = trace(f, x)
+    g2 = for_kernels(g, 200)   # (x[0] has 102 elements)
+    check_graph(g2)
+    assert _ops(g2, Softmax) == 2 and _ops(g2, Amax) == 1 and _ops(g2, Sum) == 1
+    for got, w in zip(run_graph(g2, x), want):
+        np.testing.assert_allclose(got, w, rtol=1e-6)
+    assert for_kernels(g, x.size + 1) is g
+
+
+def test_compiled_softmax_kernels_equal_eager_with_nonfinite_rows():
+    """Rows whose maximum is -inf (every key masked), +inf or NaN give eager's NaNs, and
+    no warning, once the softmax runs as kernels."""
+    def f(x):
+        return F.softmax(x, -1), F.softmax(x * 2, dim=3).sum()
+
+    xs = [eager.tensor(RNG.standard_normal((8, 4, 9, 17)).astype(np.float32))
+          for _ in range(3)]
+    x = xs[0].clone()
+    x[0, 0, 0, :] = float("-inf")
+    x[0, 0, 1, 3] = float("inf")
+    x[0, 0, 2, 5] = float("nan")
+    x[1, 2, 3, :4] = float("-inf")
+    xs.append(x)
+    cf = compiler.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for i, x in enumerate(xs):
+            for got, w in zip(cf(x), f(x)):
+                np.testing.assert_allclose(got.numpy(), w.numpy(), rtol=1e-6, atol=1e-7)
+            if i == 1:
+                compiler.wait()
+    assert cf.stats()["hits"] == 3
+    assert "then amax over dimensions (3,)" in cf.explain().full()
