@@ -74,6 +74,23 @@ def test_the_backwards_recomputation_is_merged_with_the_forward():
         np.testing.assert_array_equal(got, w)
 
 
+def _train_side_by_side(make, shape) -> str:
+    """Five steps of ``make()``'s step, compiled (its kernels built after the second) and
+    eager, from the same state: equal losses and parameters; the last trace's graph."""
+    (m_e, step_e), (m_c, step_c) = make(), make()
+    compiled = compiler.compile(step_c)
+    xs = [eager.tensor(RNG.standard_normal(shape).astype(np.float32)) for _ in range(5)]
+    for i, x in enumerate(xs):
+        np.testing.assert_allclose(float(compiled(x)), float(step_e(x)), rtol=1e-6)
+        if i == 1:
+            compiler.wait()
+    for (name, p), q in zip(m_e.named_parameters(), m_c.parameters()):
+        np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6, err_msg=name)
+    assert compiled.stats()["hits"] >= 3
+    return compiled.explain().traces[-1]["graph"]
+
+
 def test_a_compiled_attention_training_step_equals_eager():
     """Multi-head self-attention trained compiled, with its kernels built, against eager."""
     def make():
@@ -93,18 +110,7 @@ def test_a_compiled_attention_training_step_equals_eager():
             return loss
         return mha, step
 
-    (m_e, step_e), (m_c, step_c) = make(), make()
-    compiled = compiler.compile(step_c)
-    xs = [eager.tensor(RNG.standard_normal((3, 6, 8)).astype(np.float32)) for _ in range(5)]
-    for i, x in enumerate(xs):
-        np.testing.assert_allclose(float(compiled(x)), float(step_e(x)), rtol=1e-6)
-        if i == 1:
-            compiler.wait()
-    for (name, p), q in zip(m_e.named_parameters(), m_c.parameters()):
-        np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-5,
-                                   atol=1e-6, err_msg=name)
-    assert compiled.stats()["hits"] >= 3
-    graph = compiled.explain().traces[-1]["graph"]
+    graph = _train_side_by_side(make, (3, 6, 8))
     assert "scaled_dot_product_attention(" not in graph and graph.count("softmax(") <= 1
 
 
@@ -147,18 +153,7 @@ def test_a_compiled_layer_norm_step_equals_eager():
             return loss
         return model, step
 
-    (m_e, step_e), (m_c, step_c) = make(), make()
-    compiled = compiler.compile(step_c)
-    xs = [eager.tensor(RNG.standard_normal((40, 7, 6)).astype(np.float32)) for _ in range(5)]
-    for i, x in enumerate(xs):
-        np.testing.assert_allclose(float(compiled(x)), float(step_e(x)), rtol=1e-6)
-        if i == 1:
-            compiler.wait()
-    for (name, p), q in zip(m_e.named_parameters(), m_c.parameters()):
-        np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-5,
-                                   atol=1e-6, err_msg=name)
-    assert compiled.stats()["hits"] >= 3
-    graph = compiled.explain().traces[-1]["graph"]
+    graph = _train_side_by_side(make, (40, 7, 6))
     assert "layer_norm(" not in graph
 
 
