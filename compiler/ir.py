@@ -146,6 +146,12 @@ class Graph:
                                    for n in self.nodes], self.outputs)
 
 
+def next_value_id(g: Graph) -> int:
+    """An id above every Value id that ``g`` declares or defines (for a pass's new Values)."""
+    return 1 + max([v.id for v in g.inputs] + [n.out.id for n in g.nodes if n.out is not None]
+                   + [-1])
+
+
 def _decl(v: Value) -> str:
     dev = "" if v.device == "cpu" else f"@{v.device}"
     return f"%{v.id}: {v.dtype}{list(v.shape)}{dev}"

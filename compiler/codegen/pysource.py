@@ -179,9 +179,7 @@ def _inline(n, ins: list) -> list | None:
                 rows = int(np.prod(x.shape[:-1]))
                 return [f"{o} = __matmul({ins[0]}.reshape(({rows}, {x.shape[-1]})), "
                         f"{ins[1]}).reshape({tuple(out.shape)!r})"]
-            if nx > 2 or nw > 2:     # (the batch shapes broadcast: the trace ran it)
-                if np.broadcast_shapes(x.shape[:-2], w.shape[:-2]) != out.shape[:-2]:
-                    return None
+            # (stacks: the forward checks that the batch shapes broadcast; the trace ran it)
             return [f"{o} = __matmul({ins[0]}, {ins[1]})"]
         if nw != 2:
             return None

@@ -46,7 +46,7 @@ from eager.ops.norm import LayerNorm
 from eager.ops.reduce import Amax, Mean, Softmax, Sum
 from eager.ops.shape import Permute
 
-from ..ir import Graph, Node, Value
+from ..ir import Graph, Node, Value, next_value_id
 
 _NEG_INF = float("-inf")
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -98,43 +98,44 @@ def _cpu_values(vals) -> bool:
     return all(type(x) is Value and x.device == "cpu" for x in vals if x is not None)
 
 
-def _expandable(n: Node) -> bool:
+def _expansion(n: Node):
+    """The function writing ``n`` as its parts, or None where ``n`` stays."""
     if n.out is None:
-        return False
+        return None
     if n.op is ScaledDotProductAttention:
         q, k, v, mask = n.inputs
-        return _cpu_values(n.inputs) and q.ndim == k.ndim == v.ndim >= 2 and \
+        ok = _cpu_values(n.inputs) and q.ndim == k.ndim == v.ndim >= 2 and \
             q.dtype == k.dtype == v.dtype == n.out.dtype
+        return _attention if ok else None
     if n.op is LayerNorm:
         x, w, b = n.inputs
-        return _cpu_values(n.inputs) and type(x) is Value and \
+        ok = _cpu_values(n.inputs) and type(x) is Value and \
             all(p is None or p.dtype == x.dtype for p in (w, b)) and x.dtype == n.out.dtype
-    return False
+        return _layer_norm if ok else None
+    return None
 
 
-_EXPANSIONS = {ScaledDotProductAttention: _attention, LayerNorm: _layer_norm}
-
-
-def _fresh_values(graph: Graph):
-    """A maker of new Values with ids above every id in ``graph``."""
-    next_id = [1 + max([v.id for v in graph.inputs] +
-                       [n.out.id for n in graph.nodes if n.out is not None] + [-1])]
+def _rewrite(graph: Graph, expansion) -> Graph:
+    """``graph`` with each node for which ``expansion(node)`` gives a function written as
+    that function's nodes (new Values numbered above the graph's)."""
+    todo = [expansion(n) for n in graph.nodes]
+    if not any(todo):
+        return graph
+    next_id = [next_value_id(graph)]
 
     def fresh(shape, dtype, device):
         v = Value(next_id[0], shape, dtype, device)
         next_id[0] += 1
         return v
-    return fresh
+
+    nodes = []
+    for n, write in zip(graph.nodes, todo):
+        nodes += write(n, fresh) if write is not None else [n]
+    return Graph(graph.inputs, nodes, graph.outputs)
 
 
 def expand(graph: Graph) -> Graph:
-    if not any(_expandable(n) for n in graph.nodes):
-        return graph
-    fresh = _fresh_values(graph)
-    nodes = []
-    for n in graph.nodes:
-        nodes += _EXPANSIONS[n.op](n, fresh) if _expandable(n) else [n]
-    return Graph(graph.inputs, nodes, graph.outputs)
+    return _rewrite(graph, _expansion)
 
 
 def _softmax(n: Node, fresh) -> list:
@@ -162,10 +163,4 @@ def _kernel_softmax(n: Node, min_size: int) -> bool:
 def for_kernels(graph: Graph, min_size: int) -> Graph:
     """``graph`` with each softmax over the last dimension of at least ``min_size``
     elements written as its parts (module doc), for a device's fused kernels."""
-    if not any(_kernel_softmax(n, min_size) for n in graph.nodes):
-        return graph
-    fresh = _fresh_values(graph)
-    nodes = []
-    for n in graph.nodes:
-        nodes += _softmax(n, fresh) if _kernel_softmax(n, min_size) else [n]
-    return Graph(graph.inputs, nodes, graph.outputs)
+    return _rewrite(graph, lambda n: _softmax if _kernel_softmax(n, min_size) else None)

@@ -71,7 +71,7 @@ from eager.ops.shape import Expand
 from runtime.device import Device
 from runtime.device import get as get_device
 
-from ..ir import Graph, Guard, Node, Value, run_graph
+from ..ir import Graph, Guard, Node, Value, next_value_id, run_graph
 from .dce import dce
 
 
@@ -410,8 +410,7 @@ def _rebuild(graph, nodes, fused, reduce_of, parents, prod, consumers, out_ids,
     """The new graph: fused groups and single nodes as units, in dependency order, dce'd;
     a reduction in ``lone`` is a fused reduction of its own (no prologue)."""
     n_nodes = len(nodes)
-    next_id = 1 + max([v.id for v in graph.inputs] +
-                      [n.out.id for n in nodes if n.out is not None] + [-1])
+    next_id = next_value_id(graph)
     unit_of = list(range(n_nodes))
     for gid, G in fused.items():
         for m in G.members:

@@ -34,6 +34,20 @@ def _ops(graph, op):
     return sum(n.op is op for n in graph.nodes)
 
 
+def _expanded_bitwise(f, arrays, op):
+    """``f`` traced holds one ``op``; expanded, none, and the graph gives ``f``'s results
+    bit for bit (dtypes and shapes too). Returns the expanded graph."""
+    g, want = trace(f, *arrays)
+    assert _ops(g, op) == 1
+    g2 = expand(g)
+    check_graph(g2)
+    assert _ops(g2, op) == 0
+    for got, w in zip(run_graph(g2, *arrays), want):
+        assert got.dtype == w.dtype and got.shape == w.shape
+        np.testing.assert_array_equal(got, w)
+    return g2
+
+
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("shapes", list(SHAPES), ids=list(SHAPES))
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -43,14 +57,8 @@ def test_expanded_attention_gives_the_ops_values_bitwise(shapes, causal, dtype):
     def f(q, k, v):
         return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=0.37)
 
-    g, want = trace(f, q, k, v)
-    assert _ops(g, ScaledDotProductAttention) == 1
-    g2 = expand(g)
-    check_graph(g2)
-    assert _ops(g2, ScaledDotProductAttention) == 0 and _ops(g2, Softmax) == 1
-    for got, w in zip(run_graph(g2, q, k, v), want):
-        assert got.dtype == w.dtype and got.shape == w.shape
-        np.testing.assert_array_equal(got, w)
+    g2 = _expanded_bitwise(f, (q, k, v), ScaledDotProductAttention)
+    assert _ops(g2, Softmax) == 1
 
 
 def test_the_backwards_recomputation_is_merged_with_the_forward():
@@ -127,14 +135,7 @@ def test_expanded_layer_norm_gives_the_ops_values_bitwise(affine, dims, dtype):
         return F.layer_norm(x, shape, w if affine != "none" else None,
                             b if affine == "weight and bias" else None, eps=1e-3)
 
-    g, want = trace(f, x, w, b)
-    assert _ops(g, LayerNorm) == 1
-    g2 = expand(g)
-    check_graph(g2)
-    assert _ops(g2, LayerNorm) == 0 and _ops(g2, Mean) == 2
-    for got, w_ in zip(run_graph(g2, x, w, b), want):
-        assert got.dtype == w_.dtype and got.shape == w_.shape
-        np.testing.assert_array_equal(got, w_)
+    assert _ops(_expanded_bitwise(f, (x, w, b), LayerNorm), Mean) == 2
 
 
 def test_a_compiled_layer_norm_step_equals_eager():
