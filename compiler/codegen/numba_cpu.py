@@ -337,13 +337,14 @@ def _build(lowered: Graph) -> None:
     """Compile each kernel of a per-node program: the variant storing into its inputs for
     a write-back kernel (its plain form, for a target that is not a contiguous writeable
     array, compiles at such a call, if one ever comes), else the kernel."""
+    jobs = []
     for n in lowered.nodes:
         L = n.params.get("launch") if n.op in (FusedKernel, FusedReduceKernel) else None
         if L is None:
             continue
         fn, sig = (L.inplace_fn, L.inplace_sig) if L.inplace else (L.fn, L.sig)
-        for dispatcher in (fn.fns if isinstance(fn, Adaptive) else (fn,)):
-            compile_worker.compile(dispatcher, sig)
+        jobs += [(d, sig) for d in (fn.fns if isinstance(fn, Adaptive) else (fn,))]
+    compile_worker.compile_all(jobs)
 
 
 #: notes (:func:`runtime.cache.read_note`) of graphs refused whole-trace native code: the

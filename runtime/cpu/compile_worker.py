@@ -7,7 +7,9 @@ compiled code is being made.  Built here instead, in another process, the compil
 another core; the program's thread only waits on a pipe (without the lock) and then
 loads the result from Numba's on-disk cache (``cache=True``), in milliseconds.
 
-Client: :func:`compile` (used by the CPU code generators for every kernel).  Falls back to
+Client: :func:`compile` (used by the CPU code generators for every kernel) and
+:func:`compile_all` (a program's kernels: in the worker, compiled side by side in forked
+processes, :func:`_fan_out`; from the program, sent as one request).  Falls back to
 compiling in the calling process when the disk cache is off, the module has no file,
 or the worker cannot be started or fails (then the in-process compile reports the
 error as before).  The worker starts on first use.
@@ -49,6 +51,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 
 from ..cache import _import_file, _read_own, cache_dir
@@ -348,26 +351,142 @@ def call(fn, *args) -> bool:
 def _compile_function(path: str, modname: str, name: str, sig, digest: str) -> None:
     """(In the worker.) Compile ``modname.name`` of the file ``path`` for ``sig``; the
     file is loaded only if its bytes have the sha256 ``digest``."""
-    mod = sys.modules.get(modname)
-    if mod is None or getattr(mod, "__dg_sha256__", None) != digest:
-        mod = _import_file(modname, Path(path), None, digest)
-    getattr(mod, name).compile(sig)
+    _compile_functions([(path, modname, name, sig, digest)])
+
+
+def _compile_functions(requests) -> None:
+    """(In the worker.) :func:`_compile_function` of each request, side by side."""
+    jobs = []
+    for path, modname, name, sig, digest in requests:
+        mod = sys.modules.get(modname)
+        if mod is None or getattr(mod, "__dg_sha256__", None) != digest:
+            mod = _import_file(modname, Path(path), None, digest)
+        jobs.append((getattr(mod, name), sig))
+    compile_all(jobs)
+
+
+def _missing(dispatcher, sig) -> bool:
+    """Whether ``dispatcher`` is neither compiled for ``sig`` nor in the disk cache."""
+    return dispatcher._can_compile and not _has(dispatcher, sig) \
+        and not _on_disk(dispatcher, sig)
+
+
+def _request(dispatcher, sig):
+    """The worker's request for compiling ``dispatcher`` for ``sig``; None when it is
+    compiled or in the disk cache already, or has no file the worker could load."""
+    if not _missing(dispatcher, sig):
+        return None
+    module = sys.modules.get(dispatcher.py_func.__module__)
+    path = getattr(module, "__file__", None)
+    digest = getattr(module, "__dg_sha256__", None)  # loaded by runtime.cache
+    if path and digest and os.path.exists(path):
+        return (path, module.__name__, dispatcher.py_func.__name__, sig, digest)
+    return None
 
 
 def compile(dispatcher, sig) -> None:
     """``dispatcher.compile(sig)``, with the compile itself done in the worker when it can
     (this call then loads Numba's cache)."""
     global loaded
-    if dispatcher._can_compile and not _has(dispatcher, sig) \
-            and not _on_disk(dispatcher, sig):
-        module = sys.modules.get(dispatcher.py_func.__module__)
-        path = getattr(module, "__file__", None)
-        digest = getattr(module, "__dg_sha256__", None)  # loaded by runtime.cache
-        if path and digest and os.path.exists(path):
-            call(_compile_function, path, module.__name__, dispatcher.py_func.__name__, sig,
-                 digest)
+    request = _request(dispatcher, sig)
+    if request is not None:
+        call(_compile_function, *request)
     dispatcher.compile(sig)
     loaded = True
+
+
+def compile_all(jobs) -> None:
+    """:func:`compile` each ``(dispatcher, sig)`` of ``jobs`` (a program's kernels).  In a
+    worker the ones not built yet are first spread over forked processes
+    (:func:`_fan_out`): Numba compiles one function at a time under its lock, ~0.1-1 s
+    each, and a trace's kernels are many and independent."""
+    if _in_worker():
+        _fan_out(jobs)
+    else:  # one request: the worker spreads it
+        requests = [r for r in (_request(d, sig) for d, sig in jobs) if r is not None]
+        if len(requests) > 1:
+            call(_compile_functions, requests)
+    for dispatcher, sig in jobs:
+        compile(dispatcher, sig)
+
+
+def _jobs() -> int:
+    """How many processes compile side by side in a worker: ``DYNGRAPH_COMPILE_JOBS``, else
+    the cores this process may run on, at most 8."""
+    try:
+        return max(1, int(os.environ["DYNGRAPH_COMPILE_JOBS"]))
+    except (KeyError, ValueError):
+        pass
+    try:
+        return min(8, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return min(8, os.cpu_count() or 1)
+
+
+def _fan_out(jobs) -> None:
+    """(In a worker.) Compile the ``jobs`` not compiled nor in Numba's disk cache yet in
+    :func:`_jobs` processes: this one and children forked from it (Numba and LLVM set up
+    already, so a child starts in milliseconds), each compiling whole dispatchers (one
+    function's index file has one writer) into the disk cache; returns when all are done.
+    The caller then loads the children's from the disk cache, and compiles here whatever
+    a child did not leave there (a child's error, or a lost write), reporting any error
+    itself.  Linux only (fork)."""
+    todo: dict = {}
+    for dispatcher, sig in jobs:
+        if _missing(dispatcher, sig):
+            todo.setdefault(id(dispatcher), (dispatcher, []))[1].append(sig)
+    n = min(_jobs(), len(todo))
+    if n < 2 or not sys.platform.startswith("linux"):
+        return
+    shares: list = [[] for _ in range(n)]
+    load = [0] * n
+    for group in sorted(todo.values(), key=_cost, reverse=True):  # longest first, each
+        k = load.index(min(load))                                  # to the least loaded
+        shares[k].append(group)
+        load[k] += _cost(group)
+    children = [pid for pid in map(_fork_compile, shares[1:]) if pid]
+    with contextlib.suppress(Exception):  # (an error is raised by the caller's compile)
+        _compile_share(shares[0])
+    for pid in children:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+
+
+def _cost(group) -> int:
+    """A dispatcher's compile time, roughly: its bytecode's length per signature."""
+    dispatcher, sigs = group
+    return len(sigs) * len(dispatcher.py_func.__code__.co_code)
+
+
+def _compile_share(share) -> None:
+    for dispatcher, sigs in share:
+        for sig in sigs:
+            dispatcher.compile(sig)
+
+
+def _fork_compile(share) -> int:
+    """A forked child compiling ``share`` (its pid; 0 when fork failed).  The child ends
+    with its parent (``PR_SET_PDEATHSIG``: a worker killed at the program's exit leaves no
+    compiles running), never writes to the reply pipe, and leaves by ``os._exit``."""
+    parent = os.getpid()
+    with warnings.catch_warnings():  # (3.12+ warns of fork in a process with threads:
+        warnings.simplefilter("ignore", DeprecationWarning)  # the child uses none)
+        try:
+            pid = os.fork()
+        except OSError:
+            return 0
+    if pid:
+        return pid
+    code = 1
+    try:
+        with contextlib.suppress(Exception):
+            import ctypes
+            ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+        if os.getppid() == parent:
+            _compile_share(share)
+            code = 0
+    finally:
+        os._exit(code)
 
 
 def _has(dispatcher, sig) -> bool:

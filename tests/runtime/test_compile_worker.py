@@ -179,3 +179,81 @@ def test_builds_a_program_did_not_wait_for_are_finished_for_its_next_run(tmp_pat
     assert second["kernels"] > 0 and second["python_replays"] == 0, second
     for r in (first, second):
         np.testing.assert_allclose(r["values"], [r["eager"]] * 3, rtol=1e-5)
+
+
+def _kernels(tag: str, n: int, bad: int | None = None) -> list:
+    """``n`` new kernel modules loaded through the cache (their ``kernel(x)`` returns
+    ``x * (k + 1) + k``); the ``bad``-th one fails to compile (a typing error)."""
+    mods = []
+    for k in range(n):
+        body = "return x.undefined_attribute" if k == bad else f"return x * {k + 1}.0 + {k}.0"
+        mods.append(cache.load_module(
+            f"# {tag} {k}\nimport numba\n\n\n@numba.njit(cache=True)\ndef kernel(x):\n"
+            f"    {body}\n", prefix="dgt"))
+    return mods
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork")
+def test_a_workers_kernels_are_compiled_side_by_side_in_forked_processes(tmp_path,
+                                                                          monkeypatch):
+    """In the worker, the kernels of a build not compiled yet are spread over forked
+    processes that leave them in Numba's disk cache: after the fan-out this process has
+    compiled one share itself and finds the others on disk, and compiling them all loads
+    those from the disk cache (no compile here) with the right values."""
+    import numba
+    cache.set_cache_dir(tmp_path / "cache")
+    monkeypatch.setenv(compile_worker.IN_WORKER_ENV, "1")
+    monkeypatch.setenv("DYNGRAPH_COMPILE_JOBS", "3")
+    try:
+        mods = _kernels(str(tmp_path), 6)
+        sig = (numba.float64,)
+        jobs = [(m.kernel, sig) for m in mods]
+        compile_worker._fan_out(jobs)
+        here = [compile_worker._has(m.kernel, sig) for m in mods]
+        on_disk = [compile_worker._on_disk(m.kernel, sig) for m in mods]
+        assert all(h or d for h, d in zip(here, on_disk))
+        assert sum(here) == 2 and sum(on_disk) == 6   # one share of three compiled here
+        compile_worker.compile_all(jobs)
+        assert sum(sum(m.kernel.stats.cache_hits.values()) for m in mods) == 4
+        assert [m.kernel(2.0) for m in mods] == [2.0 * (k + 1) + k for k in range(6)]
+    finally:
+        cache.set_cache_dir(None)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork")
+def test_a_kernel_that_fails_in_a_forked_process_raises_its_error_here(tmp_path,
+                                                                       monkeypatch):
+    """A kernel whose compile fails in a child is compiled again here, which raises its
+    error (as a build in one process would); the others are built."""
+    import numba
+    cache.set_cache_dir(tmp_path / "cache")
+    monkeypatch.setenv(compile_worker.IN_WORKER_ENV, "1")
+    monkeypatch.setenv("DYNGRAPH_COMPILE_JOBS", "2")
+    try:
+        mods = _kernels(str(tmp_path), 4, bad=0)   # the first share is the parent's:
+        sig = (numba.float64,)                     # put the bad one in every position
+        for order in (mods, mods[::-1]):
+            with pytest.raises(numba.core.errors.TypingError, match="undefined_attribute"):
+                compile_worker.compile_all([(m.kernel, sig) for m in order])
+        for m in mods[1:]:
+            assert compile_worker._on_disk(m.kernel, sig)
+    finally:
+        cache.set_cache_dir(None)
+
+
+def test_a_programs_kernels_go_to_the_worker_as_one_request(tmp_path):
+    """Outside a worker, the kernels a program needs compiled are sent to the worker in one
+    request (which spreads them over its processes); this process only loads them from
+    the disk cache."""
+    import numba
+    cache.set_cache_dir(tmp_path / "cache")
+    try:
+        mods = _kernels(str(tmp_path), 3)
+        sig = (numba.float64,)
+        compile_worker.compile_all([(m.kernel, sig) for m in mods])
+        assert [sum(m.kernel.stats.cache_hits.values()) for m in mods] == [1, 1, 1]
+        assert [sum(m.kernel.stats.cache_misses.values()) for m in mods] == [0, 0, 0]
+        assert len(list((tmp_path / "cache" / "built").glob("*.done"))) == 1
+        assert [m.kernel(1.0) for m in mods] == [1.0, 3.0, 5.0]
+    finally:
+        cache.set_cache_dir(None)
