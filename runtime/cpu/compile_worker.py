@@ -400,14 +400,17 @@ def compile_all(jobs) -> None:
     worker the ones not built yet are first spread over forked processes
     (:func:`_fan_out`): Numba compiles one function at a time under its lock, ~0.1-1 s
     each, and a trace's kernels are many and independent."""
+    global loaded
+    jobs = list({(id(d), sig): (d, sig) for d, sig in jobs}.values())  # (once each)
     if _in_worker():
         _fan_out(jobs)
     else:  # one request: the worker spreads it
         requests = [r for r in (_request(d, sig) for d, sig in jobs) if r is not None]
-        if len(requests) > 1:
+        if requests:
             call(_compile_functions, requests)
-    for dispatcher, sig in jobs:
-        compile(dispatcher, sig)
+    for dispatcher, sig in jobs:  # (loads from the disk cache what the worker built)
+        dispatcher.compile(sig)
+    loaded = True
 
 
 def _jobs() -> int:

@@ -33,7 +33,7 @@ def same(a, b):
 
 def test_pass_order_has_dce_last_and_no_fusion():
     names = [p.__name__ for p in PASSES]
-    assert names == ["simplify", "expand", "constfold", "cse", "dce"]
+    assert names == ["simplify", "fold_scatters", "expand", "constfold", "cse", "dce"]
     assert "fuse" not in names  # fusion is the numba backend's own step
     assert passes.optimize is optimize
 
