@@ -46,6 +46,7 @@ import hashlib
 import os
 import pickle
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -450,9 +451,28 @@ def _fan_out(jobs) -> None:
     children = [pid for pid in map(_fork_compile, shares[1:]) if pid]
     with contextlib.suppress(Exception):  # (an error is raised by the caller's compile)
         _compile_share(shares[0])
-    for pid in children:
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, 0)
+    _reap(children, time.monotonic() + TIMEOUT_S / 2)
+
+
+def _reap(children: list, deadline: float) -> None:
+    """Wait for the forked ``children``; any still running at ``deadline`` (a hung compile)
+    is killed, and the caller compiles its share."""
+    while children:
+        for pid in list(children):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                children.remove(pid)
+        if children and time.monotonic() > deadline:
+            for pid in children:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+            return
+        if children:
+            time.sleep(0.005)
 
 
 def _cost(group) -> int:

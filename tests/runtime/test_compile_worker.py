@@ -257,3 +257,23 @@ def test_a_programs_kernels_go_to_the_worker_as_one_request(tmp_path):
         assert [m.kernel(1.0) for m in mods] == [1.0, 3.0, 5.0]
     finally:
         cache.set_cache_dir(None)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork")
+def test_a_hung_forked_compile_is_killed_at_its_deadline():
+    """A child that does not finish by the deadline is killed (the worker then compiles
+    its share itself); one that ends is reaped."""
+    quick, hung = os.fork(), None
+    if quick == 0:
+        os._exit(0)
+    hung = os.fork()
+    if hung == 0:
+        time.sleep(60)
+        os._exit(0)
+    start = time.monotonic()
+    compile_worker._reap([quick, hung], time.monotonic() + 0.5)
+    assert time.monotonic() - start < 10
+    with pytest.raises(ChildProcessError):   # both reaped: no zombie left
+        os.waitpid(hung, os.WNOHANG)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(quick, os.WNOHANG)
