@@ -449,8 +449,7 @@ def _fan_out(jobs) -> None:
         shares[k].append(group)
         load[k] += _cost(group)
     children = [pid for pid in map(_fork_compile, shares[1:]) if pid]
-    with contextlib.suppress(Exception):  # (an error is raised by the caller's compile)
-        _compile_share(shares[0])
+    _compile_share(shares[0])
     _reap(children, time.monotonic() + TIMEOUT_S / 2)
 
 
@@ -482,9 +481,12 @@ def _cost(group) -> int:
 
 
 def _compile_share(share) -> None:
+    """Compile each of ``share``'s functions for its signatures; one that fails is left to
+    the caller (which raises its error), the others are compiled."""
     for dispatcher, sigs in share:
         for sig in sigs:
-            dispatcher.compile(sig)
+            with contextlib.suppress(Exception):
+                dispatcher.compile(sig)
 
 
 def _fork_compile(share) -> int:
