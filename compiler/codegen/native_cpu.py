@@ -540,6 +540,23 @@ def _stack(n, w: Writer):
     w.define(n.out, out)
 
 
+def _cat(n, w: Writer):
+    vals, nd = n.inputs, len(n.out.shape)
+    if not nd or not vals or any(type(v) is not Value or v.dtype != n.out.dtype
+                                 or len(v.shape) != nd for v in vals):
+        raise Unsupported("cat of other than arrays of its dtype and rank")
+    d = n.params["dim"] % nd
+    out = w.fresh()
+    w.lines.append(f"{out} = np.empty({tuple(n.out.shape)!r}, {_dt(n.out.dtype)})")
+    start = 0
+    for v in vals:
+        stop = start + v.shape[d]
+        key = ", ".join(f"{start}:{stop}" if i == d else ":" for i in range(nd))
+        w.lines.append(f"{out}[{key}] = {w.name(v)}")
+        start = stop
+    w.define(n.out, out)
+
+
 def _unsqueeze(n, w: Writer):   # and squeeze: a reshape of a contiguous array
     w.define(n.out, f"{w.contig(n.inputs[0])}.reshape({tuple(n.out.shape)!r})")
 
@@ -776,7 +793,7 @@ EMITTERS = {
     _S.Permute: _permute, _S.Reshape: _reshape, _S.View: _reshape,
     _S.ReshapeCopy: _reshape, TupleGet: _tuple_get, Const: _const,
     _I.BasicIndex: _basic_index, _I.BasicScatter: _basic_scatter,
-    _R.Softmax: _softmax, _R.Norm: _norm, _S.Stack: _stack,
+    _R.Softmax: _softmax, _R.Norm: _norm, _S.Stack: _stack, _S.Cat: _cat,
     _S.Unsqueeze: _unsqueeze, _S.Squeeze: _unsqueeze,
     _S.Expand: _expand, _S.Contiguous: _contiguous, _fac.Arange: _arange,
     _I.Index: _index, _I.IndexPutAdd: _index_put_add,

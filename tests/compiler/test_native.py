@@ -357,6 +357,7 @@ def _compare_native(make, steps=4, rtol=1e-10, atol=1e-12):
         for a, b in zip(gc, ge):
             np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
     assert _native_used(f) and _forward_native(f), f.explain()
+    return f
 
 
 def test_attention_with_embeddings_replays_natively():
@@ -392,6 +393,26 @@ def test_clip_grad_norm_and_stack_replay_natively():
         return step, [w1, w2]
 
     _compare_native(make)
+
+
+def test_split_and_its_gradient_cat_replay_natively():
+    """``split`` pieces (views) and their gradient, folded into one ``cat``
+    (``passes/scatters.py``), along a middle and the last dimension."""
+    def make():
+        w = torch.randn(3, 12, dtype=torch.float64, requires_grad=True)
+
+        def step(i):
+            x = torch.ones(2, 5, 3, dtype=torch.float64) * (i + 1)
+            q, k, v = (p.contiguous() for p in (x @ w).split(4, -1))  # (no view saved)
+            a, b = q.split([2, 3], dim=1)
+            return ((q * k).sum(-1, keepdim=True) * v).sum() + (a.sum() - 2.0 * b.sum())
+        return step, [w]
+
+    f = _compare_native(make)
+    backwards = [b.program for entry in f._cache.values() for variant in entry
+                 for path in variant.paths for b in path.backwards
+                 if getattr(b, "program", None) is not None]
+    assert backwards and all(p.native_misses == [0] for p in backwards)
 
 
 def test_an_index_out_of_bounds_raises_eagers_error_from_native_code():
