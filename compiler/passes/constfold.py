@@ -98,8 +98,9 @@ def _fold(n: Node, known: dict, cache: dict):
             out = _value(n.out.id, known, cache)
         except Exception:  # noqa: BLE001 - leave it to run (and raise) as eager would
             return None
-        if out.shape != n.out.shape or out.dtype != n.out.dtype:
-            return None
+        if type(out) is not np.ndarray or out.shape != n.out.shape \
+                or out.dtype != n.out.dtype:
+            return None  # (a device's array stays a node: a Const holds host arrays)
         if out.base is not None or not out.flags.c_contiguous:
             out = np.ascontiguousarray(out).copy()
         return Node(Const, [], {"value": out}, n.out, n.where)

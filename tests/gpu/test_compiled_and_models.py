@@ -115,3 +115,24 @@ def test_recurrent_cell_example_trains_on_cuda_like_cpu():
             results[dev] = hist
         np.testing.assert_allclose(results["cuda"], results["cpu"], rtol=1e-5,
                                    err_msg=cell.__name__)
+
+
+def test_a_compiled_split_gradient_on_cuda_replays():
+    """``split`` and a sum's backward on CUDA (constant folding met a device array: it
+    was wrapped in an object array, and every replay failed over to eager)."""
+    w = eager.randn(3, 12, requires_grad=True, device="cuda")
+
+    def step(x):
+        q, k, v = (x @ w).split(4, -1)
+        loss = ((q * k).sum(-1, keepdim=True) * v).sum()
+        return eager.autograd.grad(loss, w)[0]
+
+    cf = compiler.compile(step)
+    for i in range(3):
+        x = eager.randn(2, 5, 3, device="cuda")
+        np.testing.assert_allclose(cf(x).cpu().numpy(), step(x).cpu().numpy(), rtol=1e-5,
+                                   atol=1e-6)
+        if i == 1:
+            compiler.wait()
+    s = cf.stats()
+    assert s["hits"] == 2 and s["traces"] == 1, s   # (before: no hit, every replay failed)
