@@ -98,6 +98,8 @@ def _fold(n: Node, known: dict, cache: dict):
             out = _value(n.out.id, known, cache)
         except Exception:  # noqa: BLE001 - leave it to run (and raise) as eager would
             return None
+        if isinstance(out, np.generic):  # (a NumPy scalar: a 0-d array)
+            out = np.asarray(out)
         if type(out) is not np.ndarray or out.shape != n.out.shape \
                 or out.dtype != n.out.dtype:
             return None  # (a device's array stays a node: a Const holds host arrays)

@@ -105,4 +105,5 @@ def test_a_compiled_split_step_equals_eager(backend):
             compiler.wait()
     assert compiled.stats()["hits"] >= 2
     graph = compiled.explain().traces[-1]["graph"]
-    assert "basic_scatter(" not in graph and "cat(" in graph
+    assert "basic_scatter(" not in graph   # (native code writes the cat as slices)
+    assert "cat(" in graph or backend == "numba"
