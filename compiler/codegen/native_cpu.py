@@ -45,6 +45,11 @@ Contract
 
 from __future__ import annotations
 
+import functools
+import importlib.machinery
+import importlib.util
+import os
+
 import numba
 import numpy as np
 from numba import types as nbt
@@ -91,12 +96,20 @@ class Deferred(Unsupported):
     fused kernels first, and this function is built next."""
 
 
+@functools.cache
 def _blas_ready() -> bool:
+    """Whether SciPy's BLAS, which Numba's ``np.dot`` calls, is installed: found, not
+    imported.  Its import (~0.4 s) happens where Numba types ``np.dot`` (a build, in the
+    compile worker) or at the first product that calls it (Numba's helper library imports
+    it then), not in every process that loads a native trace with a product."""
     try:
-        import scipy.linalg.cython_blas  # noqa: F401  (Numba's np.dot calls it)
-    except ImportError:
+        spec = importlib.util.find_spec("scipy")
+    except (ImportError, ValueError):
         return False
-    return True
+    return spec is not None and any(
+        os.path.exists(os.path.join(p, "linalg", "cython_blas" + suffix))
+        for p in spec.submodule_search_locations or ()
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES)
 
 
 def _dt(dtype: np.dtype) -> str:

@@ -619,3 +619,38 @@ def test_the_mean_of_a_zero_d_value_has_native_code(caplog):
                 np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-6)
     assert not [r for r in caplog.records if "failed to build" in r.getMessage()]
     assert _forward_native(cf)
+
+
+_LOAD_NATIVE = """
+import sys
+import eager as torch, compiler
+torch.manual_seed(0)
+lin = torch.nn.Linear(3, 4)
+f = compiler.compile(lambda x: (lin(x).tanh() ** 2).sum())
+x = torch.randn(5, 3)
+for _ in range(3):
+    f(x)
+compiler.wait()
+native = any(name.endswith(".trace") for t in f.explain().traces for name, _ in t["kernels"])
+print(native, "scipy.linalg" in sys.modules, abs(f(x).item() - (lin(x).tanh() ** 2).sum().item()))
+"""
+
+
+def test_a_native_trace_with_a_product_loads_without_importing_scipys_blas(tmp_path):
+    """A new process loading a native trace that calls BLAS from the disk cache does not
+    import SciPy's BLAS (~0.4 s; only Numba's ``np.dot`` calls it, and imports it itself
+    at its first call): checking that SciPy is installed no longer imports it."""
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, DYNGRAPH_CACHE_DIR=str(tmp_path / "cache"))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    runs = []
+    for _ in range(2):   # the first builds into the cache, the second loads from it
+        p = subprocess.run([sys.executable, "-c", _LOAD_NATIVE], env=env, cwd=root,
+                           capture_output=True, text=True, timeout=300, check=False)
+        assert p.returncode == 0, p.stderr
+        native, imported, diff = p.stdout.split()
+        runs.append((native, imported, float(diff)))
+    assert all(native == "True" and diff < 1e-5 for native, _, diff in runs), runs
+    assert runs[1][1] == "False", runs
