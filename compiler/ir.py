@@ -152,6 +152,26 @@ def next_value_id(g: Graph) -> int:
                    + [-1])
 
 
+def rewrite(graph: Graph, expansion) -> Graph:
+    """``graph`` with each node ``n`` for which ``expansion(n)`` gives a function ``write``
+    replaced by ``write(n, fresh)``'s nodes, where ``fresh(shape, dtype, device)`` makes a
+    new Value numbered above the graph's; ``graph`` itself when no node is rewritten."""
+    todo = [expansion(n) for n in graph.nodes]
+    if not any(todo):
+        return graph
+    next_id = [next_value_id(graph)]
+
+    def fresh(shape, dtype, device):
+        v = Value(next_id[0], shape, dtype, device)
+        next_id[0] += 1
+        return v
+
+    nodes = []
+    for n, write in zip(graph.nodes, todo):
+        nodes += write(n, fresh) if write is not None else [n]
+    return Graph(graph.inputs, nodes, graph.outputs)
+
+
 def _decl(v: Value) -> str:
     dev = "" if v.device == "cpu" else f"@{v.device}"
     return f"%{v.id}: {v.dtype}{list(v.shape)}{dev}"

@@ -46,7 +46,7 @@ from eager.ops.norm import LayerNorm
 from eager.ops.reduce import Amax, Mean, Softmax, Sum
 from eager.ops.shape import Permute
 
-from ..ir import Graph, Node, Value, next_value_id
+from ..ir import Graph, Node, Value, rewrite
 
 _NEG_INF = float("-inf")
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -115,27 +115,8 @@ def _expansion(n: Node):
     return None
 
 
-def _rewrite(graph: Graph, expansion) -> Graph:
-    """``graph`` with each node for which ``expansion(node)`` gives a function written as
-    that function's nodes (new Values numbered above the graph's)."""
-    todo = [expansion(n) for n in graph.nodes]
-    if not any(todo):
-        return graph
-    next_id = [next_value_id(graph)]
-
-    def fresh(shape, dtype, device):
-        v = Value(next_id[0], shape, dtype, device)
-        next_id[0] += 1
-        return v
-
-    nodes = []
-    for n, write in zip(graph.nodes, todo):
-        nodes += write(n, fresh) if write is not None else [n]
-    return Graph(graph.inputs, nodes, graph.outputs)
-
-
 def expand(graph: Graph) -> Graph:
-    return _rewrite(graph, _expansion)
+    return rewrite(graph, _expansion)
 
 
 def _softmax(n: Node, fresh) -> list:
@@ -163,4 +144,4 @@ def _kernel_softmax(n: Node, min_size: int) -> bool:
 def for_kernels(graph: Graph, min_size: int) -> Graph:
     """``graph`` with each softmax over the last dimension of at least ``min_size``
     elements written as its parts (module doc), for a device's fused kernels."""
-    return _rewrite(graph, lambda n: _softmax if _kernel_softmax(n, min_size) else None)
+    return rewrite(graph, lambda n: _softmax if _kernel_softmax(n, min_size) else None)

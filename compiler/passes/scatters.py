@@ -22,7 +22,7 @@ from eager.ops.elementwise import Add
 from eager.ops.index import BasicScatter
 from eager.ops.shape import Cat
 
-from ..ir import Graph, Node, Value, next_value_id
+from ..ir import Graph, Node, Value, rewrite
 
 
 def _leaves(v: Value, producer: dict, uses: dict, out: list) -> bool:
@@ -82,21 +82,23 @@ def fold_scatters(graph: Graph) -> Graph:
                 uses[a.id] = uses.get(a.id, 0) + 1
     for v in graph.outputs:
         uses[v.id] = uses.get(v.id, 0) + 1
-    nodes, next_id = [], None
-    for n in graph.nodes:
+
+    def folding(n: Node):
+        """How to write ``n`` as a ``cat`` plus ``0.0``, or None where it stays."""
         scatters: list = []
-        if n.op is Add and not n.params and len(n.inputs) == 2 \
-                and _summands(n, producer, uses, scatters) \
-                and all(tuple(s.params["shape"]) == n.out.shape for s in scatters):
-            tiling = _tiling(scatters, n.out.shape)
-            if tiling is not None:
-                if next_id is None:
-                    next_id = next_value_id(graph)
-                d, pieces = tiling
-                joined = Value(next_id, n.out.shape, n.out.dtype, n.out.device)
-                next_id += 1
-                nodes += [Node(Cat, pieces, {"dim": d}, joined, n.where),
-                          Node(Add, [joined, 0.0], {}, n.out, n.where)]
-                continue
-        nodes.append(n)
-    return graph if next_id is None else Graph(graph.inputs, nodes, graph.outputs)
+        if n.op is not Add or n.params or len(n.inputs) != 2 \
+                or not _summands(n, producer, uses, scatters) \
+                or any(tuple(s.params["shape"]) != n.out.shape for s in scatters):
+            return None
+        tiling = _tiling(scatters, n.out.shape)
+        if tiling is None:
+            return None
+        d, pieces = tiling
+
+        def write(n: Node, fresh) -> list:
+            joined = fresh(n.out.shape, n.out.dtype, n.out.device)
+            return [Node(Cat, pieces, {"dim": d}, joined, n.where),
+                    Node(Add, [joined, 0.0], {}, n.out, n.where)]
+        return write
+
+    return rewrite(graph, folding)

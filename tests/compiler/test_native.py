@@ -24,15 +24,18 @@ def _native_used(cf) -> bool:
                                   for name, _src in t["kernels"])
 
 
+def _paths(cf):
+    """Every recorded path of ``cf``."""
+    return [path for entry in cf._cache.values() for variant in entry
+            for path in variant.paths]
+
+
 def _no_misses(cf) -> bool:
-    for entry in cf._cache.values():
-        for variant in entry:
-            for path in variant.paths:
-                programs = [path.program] + [getattr(b, "program", None)
-                                             for b in path.backwards]
-                if any(p.native_misses != [0] for p in programs
-                       if p is not None and p.native_misses is not None):
-                    return False
+    for path in _paths(cf):
+        programs = [path.program] + [getattr(b, "program", None) for b in path.backwards]
+        if any(p.native_misses != [0] for p in programs
+               if p is not None and p.native_misses is not None):
+            return False
     return True
 
 
@@ -409,8 +412,7 @@ def test_split_and_its_gradient_cat_replay_natively():
         return step, [w]
 
     f = _compare_native(make)
-    backwards = [b.program for entry in f._cache.values() for variant in entry
-                 for path in variant.paths for b in path.backwards
+    backwards = [b.program for path in _paths(f) for b in path.backwards
                  if getattr(b, "program", None) is not None]
     assert backwards and all(p.native_misses == [0] for p in backwards)
 

@@ -262,7 +262,7 @@ def test_a_programs_kernels_go_to_the_worker_as_one_request(tmp_path):
 def test_a_hung_forked_compile_is_killed_at_its_deadline():
     """A child that does not finish by the deadline is killed (the worker then compiles
     its share itself); one that ends is reaped."""
-    quick, hung = os.fork(), None
+    quick = os.fork()
     if quick == 0:
         os._exit(0)
     hung = os.fork()
