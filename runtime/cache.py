@@ -339,7 +339,7 @@ def _get_version_tag() -> str:
 
 #: runtime modules whose njit functions generated code calls: Numba caches a caller with
 #: its callees compiled in, and does not notice when a callee's source changes
-_HELPERS = ("cpu/mathlib.py", "cpu/erf.py", "cpu/blas.py", "cpu/scan.py")
+_HELPERS = ("cpu/mathlib.py", "cpu/erf.py", "cpu/blas.py", "cpu/scan.py", "cpu/window.py")
 
 
 def _helpers_digest() -> str:

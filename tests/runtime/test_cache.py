@@ -1,5 +1,6 @@
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -91,6 +92,22 @@ def test_key_depends_on_versions(monkeypatch):
     cache.clear_memory_cache()
     monkeypatch.setattr(cache, "_version_tag", "numba=999")
     assert cache.load_module(PLAIN_SRC).__name__ != name
+
+
+@pytest.mark.regression("runtime/cpu/window.py (pooling and convolution helpers that native "
+                        "whole-trace code calls) was not among the helpers whose source is "
+                        "in the key: an edited or upgraded window.py left cached native "
+                        "functions running its old code")
+def test_every_runtime_module_with_compiled_helpers_is_in_the_key():
+    """Numba caches a caller with its callees compiled in: every runtime module defining
+    njit functions (that generated code calls) must change the kernels' names when its
+    source does; ``erf.py`` holds mathlib's tables."""
+    cpu = REPO_ROOT / "runtime" / "cpu"
+    defining = {f"cpu/{p.name}" for p in cpu.glob("*.py")
+                if re.search(r"^@(numba\.)?njit", p.read_text(), re.M)}
+    assert defining, "no module with compiled helpers found"
+    assert defining <= set(cache._HELPERS), defining - set(cache._HELPERS)
+    assert "cpu/erf.py" in cache._HELPERS
 
 
 def test_disk_load_after_memory_clear():
