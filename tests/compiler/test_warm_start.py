@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import numpy as np
+
+from runtime.cache import note_key
+from tests.graphs import trace
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -166,3 +170,20 @@ def test_warm_notes_are_keyed_on_the_code_generation_source(monkeypatch):
     before = tiers._warm_key(("graph",), {}, [])
     monkeypatch.setattr(tiers, "SOURCE_TAG", "edited")
     assert tiers._warm_key(("graph",), {}, []) != before
+
+
+def test_a_graphs_note_key_survives_a_round_trip_and_tells_dtypes_apart():
+    """The compile worker gets a pickled copy of a graph and notes its builds under the
+    copy's key: a graph and its round-tripped copy have one key (Values and Nodes pickle
+    in a compact form of their own); a change of a value's dtype or shape changes it."""
+    def graph(dtype, n=3):
+        return trace(lambda x: (x * 2.0).exp().sum(), np.ones(n, dtype))[0]
+
+    g = graph(np.float32)
+    copy = pickle.loads(pickle.dumps(g))
+    assert [repr(n) for n in copy.nodes] == [repr(n) for n in g.nodes]
+    assert [(v.id, v.shape, v.dtype, v.device) for v in copy.inputs] == \
+        [(v.id, v.shape, v.dtype, v.device) for v in g.inputs]
+    assert note_key(copy) == note_key(g) is not None
+    assert note_key(graph(np.float64)) != note_key(g)
+    assert note_key(graph(np.float32, 4)) != note_key(g)
