@@ -201,6 +201,9 @@ class Content(PyGuard):
         return ("Content", self.source.key(), self.shallow)
 
     def expr(self, b):
+        plain = plain_items(self.snapshot)
+        if plain is not None:   # (a list of lengths, of sizes: checked at C speed)
+            return f"__plain({self.source.expr(b)}, {b.bind(plain, 'p')})"
         return f"__content({self.source.expr(b)}, {b.bind(self.snapshot, 's')})"
 
     def expected(self):
@@ -286,6 +289,30 @@ def content_equal(obj, snap) -> bool:
     return len(obj) == len(snap[2]) and all(id(x) in snap[2] for x in obj)
 
 
+#: types whose ``==`` tells apart any two values of the type (no -0.0, no NaN)
+_EXACT = (int, bool, str, bytes, type(None))
+
+
+def plain_items(snap):
+    """``(container type, items, their types)`` when ``snap`` is a list or tuple whose
+    items are all values of :data:`_EXACT` types, else None: then :func:`same_plain_items`
+    is :func:`content_equal`, without a Python call per item."""
+    if snap[0] != "seq" or (snap[1] is not list and snap[1] is not tuple):
+        return None
+    items = snap[2]
+    if not all(s[0] == "eq" and type(s[1]) in _EXACT for s in items):
+        return None
+    values = [s[1] for s in items]
+    return snap[1], snap[1](values), [type(v) for v in values]
+
+
+def same_plain_items(obj, plain) -> bool:
+    """:func:`content_equal` for a snapshot :func:`plain_items` reduced (items by value
+    and by type: ``True`` is not ``1``)."""
+    typ, values, types = plain
+    return type(obj) is typ and obj == values and list(map(type, obj)) == types
+
+
 def snapshot_objects(snap, out: list) -> None:
     """The non-immutable objects a snapshot pins by identity."""
     kind = snap[0]
@@ -307,6 +334,7 @@ def _helpers(glb: dict) -> dict:
     glb = dict(glb)
     glb["__same"] = same_value
     glb["__content"] = content_equal
+    glb["__plain"] = same_plain_items
     return glb
 
 

@@ -16,6 +16,7 @@ import pytest
 import compiler
 import eager as torch
 from eager import nn
+from eager.nn.utils.rnn import pack_padded_sequence
 
 N_CALLS = 6
 
@@ -458,6 +459,47 @@ def test_iterating_a_list_argument_replays():
     for i in range(5):
         ts = [torch.ones(2) * i, torch.ones(2)]
         _same(cf(ts, torch.zeros(2)), f(ts, torch.zeros(2)), f"call {i}")
+    assert cf.stats()["hits"] >= 3
+
+
+class _Packs(nn.Module):
+    """Packs ``x`` by a list of lengths (library code reading the list's items in C), and
+    returns a number that tells ``True`` from ``1`` in it."""
+
+    def __init__(self, lengths=None):
+        super().__init__()
+        self.lengths = lengths
+
+    def forward(self, x, lengths=None):
+        lengths = self.lengths if lengths is None else lengths
+        p = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        return p.data.sum() * len(str(lengths))
+
+
+def test_lists_of_lengths_each_replay_their_own_trace():
+    """Batches made once, each with its list of lengths, called in turns (as the LSTM
+    example does): each list's items are guarded, and each replays its own trace."""
+    m = _Packs()
+    cf = compiler.compile(lambda x, lengths: m(x, lengths), max_traces=12)
+    lists = [[1, 2, 3], [3, 2, 1], [2, 2, 3], [True, 2, 3], [1, True, 3], [1, 1, 3]]
+    x = torch.arange(9.0).reshape(3, 3, 1)
+    for i in range(4 * len(lists)):
+        if i == len(lists):
+            compiler.wait()
+        lengths = lists[(i * 5) % len(lists)]
+        _same(cf(x, lengths), m(x, lengths), f"call {i} with {lengths!r}")
+    assert cf.stats()["hits"] == 3 * len(lists)
+
+
+def test_a_list_of_lengths_changed_in_place_is_seen_by_item_type():
+    """A list held by a module, its items changed between calls: ``True`` in place of
+    ``1`` (equal, but printed differently) is a change."""
+    m = _Packs([1, 2, 3])
+    cf = compiler.compile(lambda x: m(x))
+    x = torch.arange(9.0).reshape(3, 3, 1)
+    for i, v in enumerate([1, 1, True, True, 1, 3, True]):
+        m.lengths[0] = v
+        _same(cf(x), m(x), f"call {i} with {m.lengths!r}")
     assert cf.stats()["hits"] >= 3
 
 
