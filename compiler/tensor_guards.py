@@ -25,6 +25,7 @@ from __future__ import annotations
 import weakref
 
 from runtime import device as runtime_device
+from runtime import pycode
 
 from .refs import HeldTensor
 
@@ -101,7 +102,7 @@ class CheckWriter:
         src = "def check(tensors):\n" + "".join(f"    {line}\n" for line in body) + \
               "    return True\n"
         self.source = src
-        exec(compile(src, "<dyngraph guards>", "exec"), self.env)
+        exec(pycode.code(src, "<dyngraph guards>"), self.env)
         return self.env["check"]
 
 

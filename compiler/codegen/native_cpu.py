@@ -62,6 +62,7 @@ from eager.ops import loss as _loss
 from eager.ops import reduce as _R
 from eager.ops import shape as _S
 from eager.ops import window as _W
+from runtime import pycode
 from runtime.cpu import DEVICE as CPU
 from runtime.cpu import compile_worker
 from runtime.cpu.launch import Adaptive
@@ -98,10 +99,11 @@ class Deferred(Unsupported):
 
 @functools.cache
 def _blas_ready() -> bool:
-    """Whether SciPy's BLAS, which Numba's ``np.dot`` calls, is installed: found, not
-    imported.  Its import (~0.4 s) happens where Numba types ``np.dot`` (a build, in the
-    compile worker) or at the first product that calls it (Numba's helper library imports
-    it then), not in every process that loads a native trace with a product."""
+    """Whether SciPy's BLAS is installed (found, not imported): Numba's ``np.dot``,
+    compiled into :func:`runtime.cpu.blas.matmul` for strides BLAS cannot take, needs it
+    to build (typing imports it, in the compile worker).  At run time only such a product
+    would import it (Numba's helper library does, at its first call): the others call
+    NumPy's BLAS, so a process loading a native trace does not import SciPy (~0.4 s)."""
     try:
         spec = importlib.util.find_spec("scipy")
     except (ImportError, ValueError):
@@ -952,7 +954,7 @@ def native_program(lowered: Graph, plain: Graph, name: str = "graph",
            "__contig": _contig}
     glb.update((f"__c{k}", c) for k, c in enumerate(consts))
     src = "\n".join(py) + "\n"
-    exec(compile(src, f"<dyngraph {name}>", "exec"), glb)
+    exec(pycode.code(src, f"<dyngraph {name}>"), glb)
     out = CompiledGraph(glb[name], src + "\n# native:\n" + source,
                         [(f"{mod.__name__}.trace", source)])
     out.writes_inputs = writes

@@ -26,6 +26,8 @@ import math
 
 import numpy as np
 
+from runtime import pycode
+
 from .sources import Bindings, Source
 
 _SCALARS = (int, float, bool, str, bytes, type(None), complex)
@@ -375,7 +377,7 @@ class GuardSet:
         lines.append("        return False")
         self.source = "\n".join(lines) + "\n"
         glb = _helpers(b.glb)
-        exec(compile(self.source, "<dyngraph guards>", "exec"), glb)
+        exec(pycode.code(self.source, "<dyngraph guards>"), glb)
         return glb["check"]
 
     def failure(self, args, kwargs) -> str | None:

@@ -15,6 +15,8 @@ from itertools import chain
 
 import numpy as np
 
+from runtime import pycode
+
 from .._state import STATE
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..dtypes import is_float as _isf
@@ -315,7 +317,7 @@ def _signature_test(opt, sig: tuple):
             else:
                 body.append(f"if not {same('v', value, f'W{i}_{j}')}: return False")
     src = "def holds():\n" + "".join(f"    {line}\n" for line in body) + "    return True\n"
-    exec(compile(src, "<dyngraph optimizer guard>", "exec"), env)
+    exec(pycode.code(src, "<dyngraph optimizer guard>"), env)
     return env["holds"]
 
 
