@@ -329,10 +329,12 @@ def _get_version_tag() -> str:
         import numba
         import numpy
 
+        helpers = _helpers_digest()
+        _refresh_helper_caches(helpers)
         _version_tag = (
             f"numba={numba.__version__};numpy={numpy.__version__};"
             f"python={sys.implementation.cache_tag}:{'.'.join(map(str, sys.version_info[:3]))}"
-            f";helpers={_helpers_digest()}"
+            f";helpers={helpers}"
         )
     return _version_tag
 
@@ -348,6 +350,53 @@ def _helpers_digest() -> str:
     for rel in _HELPERS:
         h.update((here / rel).read_bytes())
     return h.hexdigest()[:16]
+
+
+def _helper_cache_dir(path: Path) -> Path | None:
+    """Where Numba caches the njit functions of the module at ``path`` (its own locators,
+    in their order: ``NUMBA_CACHE_DIR``, beside the file, the user's cache)."""
+    from numba.core import caching
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")
+
+    def placeholder():  # (the locators read only a function's first line number)
+        pass
+    for cls in impl._locator_classes:
+        try:
+            loc = cls.from_function(placeholder, str(path))
+        except Exception:  # noqa: BLE001 - a locator that does not apply here
+            loc = None
+        if loc is not None:
+            return Path(loc.get_cache_path())
+    return None
+
+
+def _refresh_helper_caches(digest: str) -> None:
+    """Numba caches a helper (the scan in ``cpu/scan.py``) with the helpers it calls
+    (``cpu/blas.py``'s product) compiled in, and checks only the helper's own file: after
+    an edit of ``blas.py`` alone (a ``git pull`` into an editable install) the scan's
+    cached code would still run the old product.  So the helpers' Numba cache files are
+    deleted when the helpers' digest differs from the one noted beside them (Numba then
+    compiles them again, once).  A cache directory that cannot be written is left as it
+    is (Numba does not write there either)."""
+    here = Path(__file__).parent
+    tag = "py%d%d" % sys.version_info[:2]   # (Numba's file names: scan.forward-61.py311.nbi)
+    for rel in _HELPERS:
+        path = here / rel
+        try:
+            d = _helper_cache_dir(path)
+            if d is None:
+                continue
+            stamp = d / f"{path.stem}.{tag}.dyngraph-helpers"
+            if stamp.exists() and stamp.read_text() == digest:
+                continue
+            for f in list(d.glob(f"{path.stem}.*-*.{tag}.nbi")) + \
+                    list(d.glob(f"{path.stem}.*-*.{tag}.*.nbc")):
+                f.unlink(missing_ok=True)
+            tmp = stamp.with_name(f"{stamp.name}.{os.getpid()}.tmp")
+            tmp.write_text(digest)
+            os.replace(tmp, stamp)
+        except OSError:
+            continue
 
 
 def _module_name(source: str, prefix: str) -> str:

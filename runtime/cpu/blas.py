@@ -23,10 +23,13 @@ Which call
     NumPy's ``matmul`` loop (``numpy/_core/src/umath/matmul.c.src``) calls ``cblas_?gemm``
     in row-major order, each operand transposed or not by its layout, when no dimension
     is 1, and ``cblas_?syrk`` (then copies the upper triangle down) when the operands are
-    one matrix and its transpose.  :func:`matmul` makes those two calls in those cases.
-    Where a dimension is 1 or 0 NumPy calls ``gemv``/``dot`` or its own loop, and
-    :func:`matmul` leaves the product to ``np.dot``: SciPy's OpenBLAS gives NumPy's bits
-    there on the wheels we test (``tests/runtime/test_blas.py`` checks it).
+    one matrix and its transpose.  Where a dimension is 1 it calls ``cblas_?dot`` for a
+    row times a column (its sum starting from a double ``0.0``), its own loop for an
+    inner dimension of 1 (``0 + a b``), and ``cblas_?gemv`` for a vector times a matrix
+    or a matrix times a vector (column-major when the matrix's rows have unit stride).
+    :func:`matmul` makes each of those calls in those cases, so native code never
+    reaches Numba's ``np.dot`` (SciPy's BLAS, imported at its first call: ~0.4 s) but
+    for strides BLAS cannot take, where NumPy runs its own loops.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ def _register() -> bool:
         lib = ctypes.CDLL(path)  # the library NumPy loaded: the same handle
         import llvmlite.binding as llvm
         for kind in "sd":
-            for routine in ("gemm", "syrk"):
+            for routine in ("gemm", "syrk", "gemv", "dot"):
                 fn = getattr(lib, f"scipy_cblas_{kind}{routine}{suffix}")
                 llvm.add_symbol(f"dyngraph_cblas_{kind}{routine}",
                                 ctypes.cast(fn, ctypes.c_void_p).value)
@@ -96,10 +99,25 @@ def _syrk_type(real):
     return _nt.void(i32, i32, i32, _int, _int, real, p, _int, real, p, _int)
 
 
+def _gemv_type(real):
+    i32, p = _nt.int32, _nt.intp
+    return _nt.void(i32, i32, _int, _int, real, p, _int, p, _int, real, p, _int)
+
+
+def _dot_type(real):
+    p = _nt.intp
+    return real(_int, p, _int, p, _int)
+
+
 _sgemm = _nt.ExternalFunction("dyngraph_cblas_sgemm", _gemm_type(_nt.float32))
 _dgemm = _nt.ExternalFunction("dyngraph_cblas_dgemm", _gemm_type(_nt.float64))
 _ssyrk = _nt.ExternalFunction("dyngraph_cblas_ssyrk", _syrk_type(_nt.float32))
 _dsyrk = _nt.ExternalFunction("dyngraph_cblas_dsyrk", _syrk_type(_nt.float64))
+_sgemv = _nt.ExternalFunction("dyngraph_cblas_sgemv", _gemv_type(_nt.float32))
+_dgemv = _nt.ExternalFunction("dyngraph_cblas_dgemv", _gemv_type(_nt.float64))
+_sdot = _nt.ExternalFunction("dyngraph_cblas_sdot", _dot_type(_nt.float32))
+_ddot = _nt.ExternalFunction("dyngraph_cblas_ddot", _dot_type(_nt.float64))
+_COL_MAJOR = 102
 
 
 @numba.njit(cache=True, nogil=True)
@@ -116,6 +134,62 @@ def _layout(a):
     return 0, 0
 
 
+@numba.njit(cache=True, nogil=True)
+def _step(stride, item):
+    """A vector's BLAS increment (NumPy's ``blas_stride``), or 0 when BLAS cannot take it."""
+    return stride // item if stride > 0 and stride % item == 0 else 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _special(a, b, ta, lda, tb, ldb):
+    """NumPy's matmul where a dimension is 1 (``matmul.c.src``'s special cases, in its
+    order): a row times a column by ``dot`` (its sum starts at a double 0.0), a product
+    over ``k == 1`` by its own loop (``0 + a b``), a vector times a matrix or a matrix
+    times a vector by ``gemv``; a (0, 0) array where it would take another loop."""
+    m, k = a.shape
+    n = b.shape[1]
+    item = a.itemsize
+    if m == 1 and n == 1:
+        ia, ib = _step(a.strides[1], item), _step(b.strides[0], item)
+        out = np.empty((1, 1), a.dtype)
+        if ia == 0 or ib == 0:
+            return np.empty((0, 0), a.dtype)
+        if item == 4:
+            out[0, 0] = np.float64(0.0) + np.float64(_sdot(k, a.ctypes.data, ia,
+                                                            b.ctypes.data, ib))
+        else:
+            out[0, 0] = 0.0 + _ddot(k, a.ctypes.data, ia, b.ctypes.data, ib)
+        return out
+    if k == 1:
+        out = np.zeros((m, n), a.dtype)
+        for i in range(m):
+            for j in range(n):
+                out[i, j] += a[i, 0] * b[0, j]
+        return out
+    if m == 1:   # y = B^T x, B seen as the (n, k) matrix of b's columns
+        mat, tm, ld = b, tb, ldb
+        x, ix, rows, cols = a, _step(a.strides[1], item), n, k
+    else:        # y = A x
+        mat, tm, ld = a, ta, lda
+        x, ix, rows, cols = b, _step(b.strides[0], item), m, k
+    if tm == 0 or ix == 0:
+        return np.empty((0, 0), a.dtype)
+    # NumPy's gemv: column-major with the rows' stride when the matrix (rows, cols) has
+    # unit column stride, else row-major with the columns'; transposed either way
+    if m == 1:
+        order = _COL_MAJOR if tm == _TRANS else _ROW_MAJOR
+    else:
+        order = _COL_MAJOR if tm == _NO_TRANS else _ROW_MAJOR
+    out = np.empty((m, n), a.dtype)
+    if item == 4:
+        _sgemv(order, _TRANS, cols, rows, np.float32(1.0), mat.ctypes.data, ld,
+               x.ctypes.data, ix, np.float32(0.0), out.ctypes.data, 1)
+    else:
+        _dgemv(order, _TRANS, cols, rows, 1.0, mat.ctypes.data, ld, x.ctypes.data, ix,
+               0.0, out.ctypes.data, 1)
+    return out
+
+
 def _matmul_numpy_blas(a, b):
     """``np.matmul(a, b)`` of two float32/float64 matrices (C or F contiguous), computed by
     the BLAS call NumPy's matmul makes (module docstring)."""
@@ -123,8 +197,15 @@ def _matmul_numpy_blas(a, b):
     n = b.shape[1]
     ta, lda = _layout(a)
     tb, ldb = _layout(b)
-    if m <= 1 or n <= 1 or k == 0 or ta == 0 or tb == 0:
-        return np.dot(a, b)   # NumPy calls gemv or its own loops here (module docstring)
+    if m == 0 or n == 0 or k == 0:
+        return np.zeros((m, n), a.dtype)   # NumPy's own loop: sums of nothing
+    if m == 1 or n == 1 or k == 1:
+        out = _special(a, b, ta, lda, tb, ldb)
+        if out.shape[0] == m:
+            return out
+        return np.dot(a, b)   # strides BLAS cannot take: NumPy's own loop (rare)
+    if ta == 0 or tb == 0:
+        return np.dot(a, b)
     out = np.empty((m, n), a.dtype)
     if a.ctypes.data == b.ctypes.data and m == n and ta != tb and \
             a.strides[0] == b.strides[1] and a.strides[1] == b.strides[0]:

@@ -656,3 +656,43 @@ def test_a_native_trace_with_a_product_loads_without_importing_scipys_blas(tmp_p
         runs.append((native, imported, float(diff)))
     assert all(native == "True" and diff < 1e-5 for native, _, diff in runs), runs
     assert runs[1][1] == "False", runs
+
+
+_LOAD_SCAN = """
+import sys
+import eager as torch, compiler
+from eager.nn.utils.rnn import pack_padded_sequence
+torch.manual_seed(0)
+lstm = torch.nn.LSTM(2, 8, batch_first=True)
+def f(x):
+    _, (h, _) = lstm(pack_padded_sequence(x, [4, 1, 2], batch_first=True,
+                                          enforce_sorted=False))
+    return (h ** 2).sum()
+cf = compiler.compile(f)
+x = torch.randn(3, 4, 2)
+for _ in range(3):
+    cf(x)
+compiler.wait()
+scan = any("the recurrent scan" in src for name, src in cf.explain().kernels)
+print(scan, "scipy.linalg" in sys.modules, abs(cf(x).item() - f(x).item()))
+"""
+
+
+def test_a_native_scan_with_one_row_steps_runs_without_importing_scipys_blas(tmp_path):
+    """The native LSTM scan's products of a one-row step (the last steps of a packed
+    batch) call NumPy's gemv and dot, as ``np.matmul`` does, not Numba's ``np.dot``
+    (SciPy's BLAS, imported at its first call: ~0.4 s in every run of the LSTM example)."""
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, DYNGRAPH_CACHE_DIR=str(tmp_path / "cache"))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    runs = []
+    for _ in range(2):   # the first builds into the cache, the second loads from it
+        p = subprocess.run([sys.executable, "-c", _LOAD_SCAN], env=env, cwd=root,
+                           capture_output=True, text=True, timeout=300, check=False)
+        assert p.returncode == 0, p.stderr
+        scan, imported, diff = p.stdout.split()
+        runs.append((scan, imported, float(diff)))
+    assert all(scan == "True" and diff < 1e-5 for scan, _, diff in runs), runs
+    assert runs[1][1] == "False", runs

@@ -62,17 +62,35 @@ def test_a_matrix_times_its_own_transpose_equals_numpy(dtype, m, k):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", sorted(_LAYOUTS))
 @pytest.mark.parametrize("m, k, n", [(1, 784, 256), (1, 37, 129), (256, 784, 1), (1, 1000, 1),
-                                     (64, 1, 64), (1, 1, 64), (64, 1, 1)])
-def test_products_with_a_dimension_of_one_equal_numpy(dtype, m, k, n):
+                                     (64, 1, 64), (1, 1, 64), (64, 1, 1), (1, 1, 1),
+                                     (1, 2, 3), (3, 2, 1)])
+def test_products_with_a_dimension_of_one_equal_numpy(dtype, layout, m, k, n):
     """Vector-matrix, matrix-vector, dot and outer products (batch-1 ``Linear``, a GRU cell on
-    one sequence): np.dot's results are NumPy's, bit for bit."""
+    one sequence, the last steps of a packed LSTM) in every layout: the gemv, dot and loop
+    NumPy's matmul picks, bit for bit (signed zeros included)."""
+    fn, ref, ta, tb = _LAYOUTS[layout]
     rng = np.random.default_rng(m + k + n)
-    a = rng.standard_normal((m, k)).astype(dtype)
-    b = rng.standard_normal((k, n)).astype(dtype)
-    bt = np.ascontiguousarray(b.T)
+    a = rng.standard_normal((k, m) if ta else (m, k)).astype(dtype)
+    b = rng.standard_normal((n, k) if tb else (k, n)).astype(dtype)
+    a.flat[::3] = 0.0
+    b.flat[1::4] = -0.0
+    got, want = fn(a, b), ref(a, b)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_strided_vector_times_a_matrix_equals_numpy(dtype):
+    """A row of a matrix read with a stride (a column of a C array, as a (1, k) matrix)."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((6, 5)).astype(dtype)[:, 1:2].T   # (1, 6), stride 5 items
+    b = rng.standard_normal((6, 4)).astype(dtype)
     assert np.array_equal(_plain(a, b), a @ b)
-    assert np.array_equal(_b_t(a, bt), a @ bt.T)
+    at = np.ascontiguousarray(a.T)
+    assert np.array_equal(_a_t(at, b), at.T @ b)
 
 
 def test_numpy_blas_is_found_on_numpys_wheels():

@@ -110,6 +110,34 @@ def test_every_runtime_module_with_compiled_helpers_is_in_the_key():
     assert "cpu/erf.py" in cache._HELPERS
 
 
+@pytest.mark.regression("the native scan's cached code (runtime/cpu/scan.py) kept running "
+                        "blas.py's old product after blas.py alone was edited: Numba checks "
+                        "only a cached function's own file")
+def test_helpers_numba_caches_are_dropped_when_any_helper_changes(tmp_path, monkeypatch):
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
+    scan = REPO_ROOT / "runtime" / "cpu" / "scan.py"
+    d = cache._helper_cache_dir(scan)
+    assert d is not None and str(d).startswith(str(tmp_path))
+    tag = "py%d%d" % sys.version_info[:2]
+    d.mkdir(parents=True, exist_ok=True)
+
+    def files(*names):
+        for n in names:
+            (d / n).write_bytes(b"x")
+        return names
+    stale = files(f"scan.forward-61.{tag}.nbi", f"scan.forward-61.{tag}.1.nbc")
+    other = files(f"scanner.f-3.{tag}.nbi", "scan.forward-61.py27.nbi")
+    cache._refresh_helper_caches("old")
+    assert not any((d / n).exists() for n in stale)   # no note yet: dropped
+    assert all((d / n).exists() for n in other)
+    kept = files(f"scan.backward-140.{tag}.nbi")
+    cache._refresh_helper_caches("old")
+    assert all((d / n).exists() for n in kept)        # same helpers: kept
+    cache._refresh_helper_caches("edited")
+    assert not any((d / n).exists() for n in kept)
+    assert all((d / n).exists() for n in other)
+
+
 def test_disk_load_after_memory_clear():
     m1 = cache.load_module(PLAIN_SRC)
     cache.clear_memory_cache()
