@@ -356,7 +356,7 @@ def _helper_cache_dir(path: Path) -> Path | None:
     """Where Numba caches the njit functions of the module at ``path`` (its own locators,
     in their order: ``NUMBA_CACHE_DIR``, beside the file, the user's cache)."""
     from numba.core import caching
-    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
 
     def placeholder():  # (the locators read only a function's first line number)
         pass
@@ -379,7 +379,7 @@ def _refresh_helper_caches(digest: str) -> None:
     compiles them again, once).  A cache directory that cannot be written is left as it
     is (Numba does not write there either)."""
     here = Path(__file__).parent
-    tag = "py%d%d" % sys.version_info[:2]   # (Numba's file names: scan.forward-61.py311.nbi)
+    tag = "py{}{}".format(*sys.version_info[:2])   # (Numba's file names: scan.forward-61.py311.nbi)
     for rel in _HELPERS:
         path = here / rel
         try:

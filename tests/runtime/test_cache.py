@@ -118,7 +118,7 @@ def test_helpers_numba_caches_are_dropped_when_any_helper_changes(tmp_path, monk
     scan = REPO_ROOT / "runtime" / "cpu" / "scan.py"
     d = cache._helper_cache_dir(scan)
     assert d is not None and str(d).startswith(str(tmp_path))
-    tag = "py%d%d" % sys.version_info[:2]
+    tag = "py{}{}".format(*sys.version_info[:2])
     d.mkdir(parents=True, exist_ok=True)
 
     def files(*names):
