@@ -360,8 +360,12 @@ DEFERRED = "deferred"
 def _native(graph: Graph, name: str, parallel_min: int, inplace, max_lines=None):
     """The whole-trace native program of ``graph``, or None (see :mod:`.native_cpu`), or
     :data:`DEFERRED` (longer than ``max_lines``: built later)."""
+    emitted = native_cpu.EMITTERS
+    # (ops that are neither emitted nor elementwise first: fusible() writes the node's
+    # scalar expression, ~20 us a node)
     other = [n.op.name for n in graph.nodes
-             if n.op not in native_cpu.EMITTERS and not fusible(n, CPU)]
+             if n.op not in emitted and not getattr(n.op, "elementwise", False)] or \
+        [n.op.name for n in graph.nodes if n.op not in emitted and not fusible(n, CPU)]
     if other:  # cheap refusal before any kernel is built
         log.kernels.info("%s: no whole-trace native code for %s", name,
                          ", ".join(sorted(set(other))))
