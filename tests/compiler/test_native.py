@@ -638,23 +638,30 @@ print(native, "scipy.linalg" in sys.modules, abs(f(x).item() - (lin(x).tanh() **
 """
 
 
-def test_a_native_trace_with_a_product_loads_without_importing_scipys_blas(tmp_path):
-    """A new process loading a native trace that calls BLAS from the disk cache does not
-    import SciPy's BLAS (~0.4 s; only Numba's ``np.dot`` calls it, and imports it itself
-    at its first call): checking that SciPy is installed no longer imports it."""
+def _twice(script: str, tmp_path) -> list:
+    """``script``'s printed (compiled natively?, scipy.linalg imported?, error) in two new
+    processes on one kernel cache: the first builds into it, the second loads from it."""
     import subprocess
     import sys
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, DYNGRAPH_CACHE_DIR=str(tmp_path / "cache"))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     runs = []
-    for _ in range(2):   # the first builds into the cache, the second loads from it
-        p = subprocess.run([sys.executable, "-c", _LOAD_NATIVE], env=env, cwd=root,
+    for _ in range(2):
+        p = subprocess.run([sys.executable, "-c", script], env=env, cwd=root,
                            capture_output=True, text=True, timeout=300, check=False)
         assert p.returncode == 0, p.stderr
         native, imported, diff = p.stdout.split()
         runs.append((native, imported, float(diff)))
     assert all(native == "True" and diff < 1e-5 for native, _, diff in runs), runs
+    return runs
+
+
+def test_a_native_trace_with_a_product_loads_without_importing_scipys_blas(tmp_path):
+    """A new process loading a native trace that calls BLAS from the disk cache does not
+    import SciPy's BLAS (~0.4 s; only Numba's ``np.dot`` calls it, and imports it itself
+    at its first call): checking that SciPy is installed no longer imports it."""
+    runs = _twice(_LOAD_NATIVE, tmp_path)
     assert runs[1][1] == "False", runs
 
 
@@ -682,17 +689,5 @@ def test_a_native_scan_with_one_row_steps_runs_without_importing_scipys_blas(tmp
     """The native LSTM scan's products of a one-row step (the last steps of a packed
     batch) call NumPy's gemv and dot, as ``np.matmul`` does, not Numba's ``np.dot``
     (SciPy's BLAS, imported at its first call: ~0.4 s in every run of the LSTM example)."""
-    import subprocess
-    import sys
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(os.environ, DYNGRAPH_CACHE_DIR=str(tmp_path / "cache"))
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    runs = []
-    for _ in range(2):   # the first builds into the cache, the second loads from it
-        p = subprocess.run([sys.executable, "-c", _LOAD_SCAN], env=env, cwd=root,
-                           capture_output=True, text=True, timeout=300, check=False)
-        assert p.returncode == 0, p.stderr
-        scan, imported, diff = p.stdout.split()
-        runs.append((scan, imported, float(diff)))
-    assert all(scan == "True" and diff < 1e-5 for scan, _, diff in runs), runs
+    runs = _twice(_LOAD_SCAN, tmp_path)
     assert runs[1][1] == "False", runs
