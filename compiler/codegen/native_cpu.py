@@ -62,7 +62,6 @@ from eager.ops import loss as _loss
 from eager.ops import reduce as _R
 from eager.ops import shape as _S
 from eager.ops import window as _W
-from runtime import pycode
 from runtime.cpu import DEVICE as CPU
 from runtime.cpu import compile_worker
 from runtime.cpu.launch import Adaptive
@@ -954,7 +953,7 @@ def native_program(lowered: Graph, plain: Graph, name: str = "graph",
            "__contig": _contig}
     glb.update((f"__c{k}", c) for k, c in enumerate(consts))
     src = "\n".join(py) + "\n"
-    exec(pycode.code(src, f"<dyngraph {name}>"), glb)
+    exec(compile(src, f"<dyngraph {name}>", "exec"), glb)
     out = CompiledGraph(glb[name], src + "\n# native:\n" + source,
                         [(f"{mod.__name__}.trace", source)])
     out.writes_inputs = writes

@@ -20,7 +20,6 @@ from eager.ops import elementwise as _E
 from eager.ops import linalg as _L
 from eager.ops import reduce as _R
 from eager.ops import shape as _S
-from runtime import pycode
 
 from ..ir import Graph, Guard, GuardFailed, Value, format_node, outcome
 from .inplace import Overwrites
@@ -339,7 +338,7 @@ def python_program(graph: Graph, name: str = "graph", inplace=None) -> CompiledG
             lines.append(f"    if type({out}) is not __ndarray: {out} = __asarray({out})")
     lines.append("    return [" + ", ".join(returned.get(v.id, names[v.id])
                                       for v in graph.outputs) + "]")
-    exec(pycode.code("\n".join(lines) + "\n", f"<dyngraph {name}>"), glb)
+    exec(compile("\n".join(lines) + "\n", f"<dyngraph {name}>", "exec"), glb)
     nodes = graph.nodes
 
     def commented() -> str:  # the source with each node's IR as a comment (explain())
