@@ -376,27 +376,27 @@ def _refresh_helper_caches(digest: str) -> None:
     an edit of ``blas.py`` alone (a ``git pull`` into an editable install) the scan's
     cached code would still run the old product.  So the helpers' Numba cache files are
     deleted when the helpers' digest differs from the one noted beside them (Numba then
-    compiles them again, once).  A cache directory that cannot be written is left as it
-    is (Numba does not write there either)."""
+    compiles them again, once).  The helpers share one folder, so Numba caches them in
+    one folder, under one note.  A cache folder that cannot be written is left as it is
+    (Numba does not write there either)."""
     here = Path(__file__).parent
     tag = "py{}{}".format(*sys.version_info[:2])   # (Numba's file names: scan.forward-61.py311.nbi)
-    for rel in _HELPERS:
-        path = here / rel
-        try:
-            d = _helper_cache_dir(path)
-            if d is None:
-                continue
-            stamp = d / f"{path.stem}.{tag}.dyngraph-helpers"
-            if stamp.exists() and stamp.read_text() == digest:
-                continue
-            for f in list(d.glob(f"{path.stem}.*-*.{tag}.nbi")) + \
-                    list(d.glob(f"{path.stem}.*-*.{tag}.*.nbc")):
+    try:
+        d = _helper_cache_dir(here / _HELPERS[0])
+        if d is None:
+            return
+        stamp = d / f"dyngraph-helpers.{tag}"
+        if stamp.exists() and stamp.read_text() == digest:
+            return
+        for stem in (Path(rel).stem for rel in _HELPERS):
+            for f in list(d.glob(f"{stem}.*-*.{tag}.nbi")) + \
+                    list(d.glob(f"{stem}.*-*.{tag}.*.nbc")):
                 f.unlink(missing_ok=True)
-            tmp = stamp.with_name(f"{stamp.name}.{os.getpid()}.tmp")
-            tmp.write_text(digest)
-            os.replace(tmp, stamp)
-        except OSError:
-            continue
+        tmp = stamp.with_name(f"{stamp.name}.{os.getpid()}.tmp")
+        tmp.write_text(digest)
+        os.replace(tmp, stamp)
+    except OSError:
+        return
 
 
 def _module_name(source: str, prefix: str) -> str:

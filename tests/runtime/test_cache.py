@@ -108,6 +108,8 @@ def test_every_runtime_module_with_compiled_helpers_is_in_the_key():
     assert defining, "no module with compiled helpers found"
     assert defining <= set(cache._HELPERS), defining - set(cache._HELPERS)
     assert "cpu/erf.py" in cache._HELPERS
+    # (one folder: _refresh_helper_caches keeps one note for their one cache folder)
+    assert len({Path(rel).parent for rel in cache._HELPERS}) == 1
 
 
 @pytest.mark.regression("the native scan's cached code (runtime/cpu/scan.py) kept running "
