@@ -151,9 +151,9 @@ def _special(a, b, ta, lda, tb, ldb):
     item = a.itemsize
     if m == 1 and n == 1:
         ia, ib = _step(a.strides[1], item), _step(b.strides[0], item)
-        out = np.empty((1, 1), a.dtype)
         if ia == 0 or ib == 0:
             return np.empty((0, 0), a.dtype)
+        out = np.empty((1, 1), a.dtype)
         if item == 4:
             out[0, 0] = np.float64(0.0) + np.float64(_sdot(k, a.ctypes.data, ia,
                                                             b.ctypes.data, ib))
