@@ -264,14 +264,15 @@ def _grads(g, k, carry_h, coef, dhs, d_pre):
     for r in range(g.shape[0]):
         carried = r < k
         gx, ch, dx = g[r], carry_h[r], dhs[r]
+        for j in range(H):
+            dh = gx[j]
+            if carried:
+                dh = dh + ch[j]
+            dx[j] = dh
         for m in range(d_pre.shape[1] // H):
             dm, km = d_pre[r, m * H:(m + 1) * H], coef[r, m * H:(m + 1) * H]
             for j in range(H):
-                dh = gx[j]
-                if carried:
-                    dh = dh + ch[j]
-                dx[j] = dh
-                dm[j] = dh * km[j]
+                dm[j] = dx[j] * km[j]
 
 
 @numba.njit(**_JIT)
