@@ -12,7 +12,12 @@ cd "$(dirname "$0")/.."
 out="${OUT:-/tmp/gpu-check}"
 mkdir -p "$out"
 py="${PYTHON:-python3}"
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+# numba-cuda 0.30 registers an overload of np.row_stack, which NumPy 2.5 removed: on an image
+# that pairs them (pip itself would not), a sitecustomize puts the alias back
+shim="$(mktemp -d)"
+printf '%s\n' 'import numpy' 'if not hasattr(numpy, "row_stack"):' \
+    '    numpy.row_stack = numpy.vstack' > "$shim/sitecustomize.py"
+export PYTHONPATH="$PWD:$shim${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 # one kernel cache for every test worker, so each kernel is compiled once
 export DYNGRAPH_CACHE_DIR="${DYNGRAPH_CACHE_DIR:-$(mktemp -d)}"
 unset NUMBA_ENABLE_CUDASIM

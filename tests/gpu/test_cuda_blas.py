@@ -1,6 +1,7 @@
-"""CUDA matrix products through :mod:`runtime.cuda.blas`: the cuBLAS route (CuPy), exercised
-in the simulator with NumPy standing in for CuPy on the simulator's host-backed device
-arrays, against the tiled GEMM kernel; and the fallback to the kernel where CuPy is absent."""
+"""CUDA matrix products through :mod:`runtime.cuda.blas`: the cuBLAS route (CuPy) against the
+tiled GEMM kernel, exercised in the simulator with NumPy standing in for CuPy on the
+simulator's host-backed device arrays, and on a GPU through CuPy itself with its calls
+recorded; and the fallback to the kernel where CuPy is absent."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 import eager
-from runtime.cuda import blas, launch
+from runtime.cuda import SIMULATED, blas, launch
 from runtime.cuda.array import CudaArray
 
 
@@ -58,6 +59,34 @@ class FakeCupy(types.ModuleType):
         return out
 
 
+class RecordedCupy(types.ModuleType):
+    """On a GPU: CuPy itself, each ``matmul`` recorded with the stream it ran on and held
+    to the same rules for ``out`` as :class:`FakeCupy`."""
+
+    def __init__(self, cp):
+        super().__init__("cupy")
+        self.cp, self.cuda = cp, cp.cuda
+        self.calls, self.streams = [], []
+
+    def asarray(self, x):
+        assert isinstance(x, CudaArray)
+        return self.cp.asarray(x)
+
+    def matmul(self, a, b, out=None):
+        self.streams.append(self.cp.cuda.get_current_stream().ptr)
+        assert out is not None and out.flags.c_contiguous and out.dtype == a.dtype
+        self.calls.append({"a": a, "b": b, "out": out})
+        return self.cp.matmul(a, b, out=out)
+
+
+def _in_memory_of(arr, x: CudaArray) -> bool:
+    """Whether the array ``arr`` handed to (fake) CuPy lies in the device memory of ``x``."""
+    if SIMULATED:
+        return np.shares_memory(arr, x.base._ary)
+    lo = x.base.__cuda_array_interface__["data"][0]
+    return lo <= arr.data.ptr < lo + x.base.size * x.base.dtype.itemsize
+
+
 def _cublas_takes_without_copy(x) -> bool:
     """Whether cupy.matmul hands ``x`` to cuBLAS as it is: a C- or F-contiguous 2-D
     matrix (cupy.dot's transpose flags), or a C-contiguous batch."""
@@ -68,7 +97,8 @@ def _cublas_takes_without_copy(x) -> bool:
 
 @pytest.fixture
 def fake_cupy(monkeypatch):
-    fake = FakeCupy()
+    """NumPy standing in for CuPy in the simulator; CuPy itself, recorded, on a GPU."""
+    fake = FakeCupy() if SIMULATED else RecordedCupy(pytest.importorskip("cupy"))
     monkeypatch.setattr(blas, "_CUPY", fake)
     monkeypatch.setattr(blas, "_STREAM", None)
     return fake
@@ -88,7 +118,7 @@ def _check(fake, a3, b3, bias=None, dtype=np.float32):
     assert len(fake.calls) == n_calls + 1                    # cuBLAS's route was taken
     call = fake.calls[-1]
     # the result was written by matmul's out= into our block: no copy after
-    assert np.shares_memory(call["out"], got.base._ary)
+    assert _in_memory_of(call["out"], got)
     assert got.shape == (max(a3.shape[0], b3.shape[0]), a3.shape[1], b3.shape[2])
     assert got.dtype == dtype and got.is_contiguous
     want = _tile(a3, b3, bias)
@@ -109,8 +139,8 @@ def test_2d_products_and_transposes_reach_cublas_without_copies(fake_cupy, dtype
         call = _check(fake_cupy, x.unsqueeze((0,)), y.unsqueeze((0,)), dtype=dtype)
         assert call["a"].ndim == call["b"].ndim == 2
         assert _cublas_takes_without_copy(call["a"]) and _cublas_takes_without_copy(call["b"])
-        assert np.shares_memory(call["a"], x.base._ary)        # the operand itself
-        assert np.shares_memory(call["b"], y.base._ary)
+        assert _in_memory_of(call["a"], x)                     # the operand itself
+        assert _in_memory_of(call["b"], y)
     assert set(p for p in fake_cupy.streams if p is not None) == {blas.numba_stream_ptr()}
 
 
