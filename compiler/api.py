@@ -17,11 +17,10 @@ import threading
 import time
 import warnings
 
-import numpy as np
-
 from eager import autograd
 from eager import random as _random
 from eager._state import STATE
+from eager.factories import ones_like
 from eager.func.batching import ACTIVE as _VMAPS
 from eager.nn.module import STRUCTURE_EPOCH, Module
 from eager.tensor import Tensor
@@ -905,7 +904,7 @@ def _trace_backward(tracer: Tracer, out: Tensor, diff_tensors: list):
     """
     start = len(tracer.nodes)
     n_lifted = len(tracer.lifted)
-    g = Tensor._make(np.ones_like(out._data))
+    g = ones_like(out)   # on out's device (np.ones_like of a CUDA array made a 0-d object array)
     gv = tracer.new_value(g._data)
     tracer.bind(g._data, gv)
     tracer.phase = "backward"

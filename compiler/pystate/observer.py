@@ -51,6 +51,7 @@ from .base import (
     UnsureThisCall,
     library_file,
     line_of,
+    our_file,
     trusted_file,
     where,
 )
@@ -240,8 +241,11 @@ class Observer:
             return True  # (3.11: a comprehension is a frame of its own; 3.12 inlines it)
         if not trusted_file(code.co_filename):
             # a library helper called by eager's own code belongs to that code
-            return frame.f_back in self.states or not library_file(code.co_filename) \
-                or (code is self.root_code and not self._started)
+            if frame.f_back in self.states or (code is self.root_code and not self._started):
+                return True
+            if library_file(code.co_filename):
+                return False
+            return not self._made_for_our_code(frame)
         # eager's own code is trusted, except where it handles an object of the classes
         # that keep Python state between calls (modules, LR schedulers, grad scalers: their
         # methods and helpers given one): that code reads and writes the object's state
@@ -251,6 +255,24 @@ class Observer:
             return False
         f_locals = frame.f_locals
         return any(isinstance(f_locals.get(n), self.observed_cls) for n in param_names(code))
+
+    def _made_for_our_code(self, frame) -> bool:
+        """Whether ``frame`` runs code made at run time (``<string>``: a dataclass's
+        ``__init__``, a module a library ``exec``s) that a library called on behalf of eager's
+        own code (numba-cuda building a CUDA op's kernel inside a trace): a library frame
+        called it, and the callers above reach our code before any watched frame.  The
+        user's own generated code (called by the user, or by our code directly: a
+        ``forward`` made by ``exec``) stays watched."""
+        if frame.f_code.co_filename != "<string>":
+            return False
+        f = frame.f_back
+        if f is None or not library_file(f.f_code.co_filename):
+            return False
+        while f is not None and f not in self.states:
+            if our_file(f.f_code.co_filename):
+                return True
+            f = f.f_back
+        return False
 
     def _enter(self, st: FrameState, frame) -> None:
         code = frame.f_code

@@ -203,12 +203,16 @@ class CUDA(Device):
         t = threads or self.threads
         return max(1, min(self.max_blocks, -(-n // t))), t
 
-    def launch(self, module, name: str, blocks: int, threads: int, args: list) -> None:
+    def launch(self, module, name: str, blocks: int | tuple, threads: int | tuple,
+               args: list) -> None:
         """Run ``module.name[blocks, threads](*args)`` (recorded for the PTX check when
         ``DYNGRAPH_CUDA_KERNEL_LOG`` is set)."""
         log = os.environ.get("DYNGRAPH_CUDA_KERNEL_LOG")
         if log:
             self._record(log, module, name, args)
+        if min(blocks) < 1 if isinstance(blocks, tuple) else blocks < 1:
+            return   # no work (an empty batch): a GPU refuses an empty grid (the simulator
+            #          ran it), and a launch of no thread would do nothing
         token = _NVVM_FMA.set(bool(getattr(module, "NVVM_FMA", False)))
         try:      # (a first launch compiles: with this module's -fma)
             getattr(module, name)[blocks, threads](*args)

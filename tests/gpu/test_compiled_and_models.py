@@ -136,3 +136,27 @@ def test_a_compiled_split_gradient_on_cuda_replays():
             compiler.wait()
     s = cf.stats()
     assert s["hits"] == 2 and s["traces"] == 1, s   # (before: no hit, every replay failed)
+
+
+def test_a_compiled_module_with_a_non_scalar_cuda_output_replays_with_its_gradients():
+    """The traced backward of an output that is not a scalar was seeded with
+    ``np.ones_like`` of its CUDA array: a 0-d object array, so every such trace failed to
+    compile ("Mismatch in shape: grad_output[0] has a shape of ()") and ran eagerly."""
+    eager.manual_seed(0)
+    lin = nn.Linear(3, 4).to("cuda")
+    cf = compiler.compile(lin)
+    for i in range(3):
+        x = eager.randn(2, 3, device="cuda")
+        grads = []
+        for f in (cf, lin):
+            lin.zero_grad()
+            y = f(x)
+            (y * y).sum().backward()
+            grads.append([y.detach().cpu().numpy()] + [p.grad.cpu().numpy()
+                                                       for p in lin.parameters()])
+        for got, want in zip(*grads):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        if i == 1:
+            compiler.wait()
+    s = cf.stats()
+    assert s["traces"] == 1 and s["hits"] == 2, s

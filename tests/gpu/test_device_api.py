@@ -10,7 +10,7 @@ import eager
 from eager import nn
 from eager.dispatch import dispatch
 from eager.ops import OPS
-from runtime.cuda import SIMULATED
+from runtime.cuda import DEVICE, SIMULATED
 
 
 def test_cuda_namespace_and_tensor_device():
@@ -215,3 +215,25 @@ def test_a_cuda_tensor_takes_cpu_indices_as_pytorch():
     assert y.is_cuda and y.cpu().tolist() == [[0.0, 1.0, 9.0], [5.0, 6.0, 7.0]]
     with pytest.raises(RuntimeError, match="same device"):
         x.index_select(1, eager.tensor([2, 0]))
+
+
+def test_an_empty_grid_is_not_launched():
+    """A GPU refuses a launch of 0 blocks ("LaunchConfig.grid values must be >= 1": argmax
+    over an empty batch in max_pool2d failed there); the simulator ran it, so the stand-in
+    kernel below refuses it as the driver does."""
+    launched = []
+
+    class Kernel:
+        def __getitem__(self, config):
+            if config[0] < 1:
+                raise RuntimeError(f"LaunchConfig.grid values must be >= 1 (got {config})")
+            return lambda *args: launched.append((config, args))
+
+    module = type("Module", (), {"kernel": Kernel()})
+    DEVICE.launch(module, "kernel", 0, 32, [1])
+    DEVICE.launch(module, "kernel", (3, 0), 32, [1])
+    DEVICE.launch(module, "kernel", 2, 32, [1])
+    assert launched == [((2, 32), (1,))]
+    e = eager.zeros(0, 2, 4, 4, device="cuda")
+    assert eager.nn.functional.max_pool2d(e, 2).shape == (0, 2, 2, 2)
+    assert e.argmax(dim=2).shape == (0, 2, 4)
