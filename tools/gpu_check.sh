@@ -6,7 +6,8 @@
 #     bash tools/gpu_check.sh                 # everything
 #     TESTS="tests/gpu/test_ops.py" bash tools/gpu_check.sh
 # Variables: PYTHON (python3), JOBS (pytest-xdist workers, 12), TEST_S / EXAMPLE_S / BENCH_S
-# (seconds for each part), TESTS (what pytest runs), K (its -k, "cuda or gpu").
+# (seconds for each part), TESTS (what pytest runs), K (its -k, "cuda or gpu"), BENCH_ARGS
+# (the benchmark's options, "--quick"; "" runs torch.compile too).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-/tmp/gpu-check}"
@@ -49,6 +50,7 @@ echo "tests: exit ${PIPESTATUS[0]}" | tee -a "$out/tests.log"
 timeout "${EXAMPLE_S:-60}" "$py" examples/train_mlp.py --device cuda 2>&1 | tee "$out/example.log"
 echo "example: exit ${PIPESTATUS[0]}" | tee -a "$out/example.log"
 
-timeout "${BENCH_S:-150}" "$py" -m benchmarks --only cuda --quick --json "$out/bench.json" \
+# shellcheck disable=SC2086
+timeout "${BENCH_S:-150}" "$py" -m benchmarks --only cuda ${BENCH_ARGS---quick} --json "$out/bench.json" \
     2>&1 | tee "$out/bench.log"
 echo "bench: exit ${PIPESTATUS[0]}" | tee -a "$out/bench.log"
