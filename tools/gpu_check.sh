@@ -14,7 +14,7 @@ out="${OUT:-/tmp/gpu-check}"
 mkdir -p "$out"
 py="${PYTHON:-python3}"
 # numba-cuda 0.30 registers an overload of np.row_stack, which NumPy 2.5 removed: on an image
-# that pairs them (pip itself would not), a sitecustomize puts the alias back
+# that pairs them (the `cuda` extra keeps NumPy below 2.5), a sitecustomize puts the alias back
 shim="$(mktemp -d)"
 printf '%s\n' 'import numpy' 'if not hasattr(numpy, "row_stack"):' \
     '    numpy.row_stack = numpy.vstack' > "$shim/sitecustomize.py"
