@@ -99,7 +99,7 @@ class Scalar:
         float ``dtype``; :class:`Unsupported` when the device has no such function."""
         entry = self.math.get(name)
         if isinstance(entry, dict):
-            entry = entry.get(np.dtype(dtype).char)
+            entry = entry.get(np.dtype(dtype).char, entry.get("*"))
         if entry is None:
             raise Unsupported
         return entry.format(x)

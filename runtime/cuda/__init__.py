@@ -35,8 +35,13 @@ _MATH = ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh", "sqrt", "isnan", 
          "isfinite")
 
 #: scalar math names -> numba-cuda source (libdevice through ``math``; the float type is
-#: restated where Python's ``math`` would give an int)
+#: restated where Python's ``math`` would give an int, and for float32 results: a no-op on
+#: a GPU, where ``math.tanh`` of a float32 is libdevice's float32 ``tanhf``, but in the
+#: simulator ``math`` returns a Python float, and the rest of a fused kernel would go on in
+#: float64 where eager's one-op kernel stored a float32; per dtype char, ``*``: the others)
 MATH = {**{f: f"math.{f}({{0}})" for f in _MATH},
+        **{f: {"f": f"np.float32(math.{f}({{0}}))", "*": f"math.{f}({{0}})"}
+           for f in ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh", "sqrt")},
         **{f: {"f": f"np.float32(math.{f}({{0}}))", "d": f"np.float64(math.{f}({{0}}))"}
            for f in ("floor", "ceil")},
         "trunc": {"f": "trunc32({0})", "d": "trunc64({0})"},

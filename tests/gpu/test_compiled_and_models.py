@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 import compiler
+import compiler.program as program_module
 import eager
+from compiler.codegen import numba_cuda as NC
+from compiler.ir import Const, Guard, Node, Value
+from compiler.passes.fusion import FusedElementwise
 from eager import nn, optim
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -160,3 +166,104 @@ def test_a_compiled_module_with_a_non_scalar_cuda_output_replays_with_its_gradie
             compiler.wait()
     s = cf.stats()
     assert s["traces"] == 1 and s["hits"] == 2, s
+
+
+def _optimizer_steps(compiled, make_opt, calls=4, before_call=None):
+    eager.manual_seed(0)
+    model = nn.Sequential(nn.Linear(5, 4), nn.Tanh(), nn.Linear(4, 3)).to("cuda")
+    opt = make_opt(model.parameters())
+    x = eager.randn(6, 5, device="cuda")
+    y = eager.tensor([0, 1, 2, 0, 1, 2], device="cuda")
+
+    def step():
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    f = compiler.compile(step) if compiled else step
+    storage = [p._data for p in model.parameters()]
+    losses = []
+    for i in range(calls):
+        if before_call is not None:
+            before_call(i)
+        losses.append(f().item())
+        if i == 1:
+            compiler.wait()
+    assert all(a is b for a, b in zip([p._data for p in model.parameters()], storage))
+    return losses, [p.detach().cpu().numpy() for p in model.parameters()], f
+
+
+@pytest.mark.parametrize("name", ["sgd", "momentum", "adam"])
+def test_compiled_optimizer_updates_on_cuda_are_eagers_and_sgd_writes_into_the_parameters(
+        monkeypatch, name):
+    """A fused write-back (SGD's ``p.add_(g, alpha=-lr)``) is computed straight into the
+    parameter's array where nothing later reads its old contents: the replay copies no
+    array afterwards (it launched one copy kernel per parameter); results are eager's bits."""
+    make = {"sgd": lambda ps: optim.SGD(ps, lr=0.1),
+            "momentum": lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
+            "adam": lambda ps: optim.Adam(ps, lr=0.01)}[name]
+    want_losses, want = _optimizer_steps(False, make)[:2]
+    copies = []
+    real_copy = program_module.copy_into
+
+    def spy(dst, src):
+        copies.append(dst.shape)
+        return real_copy(dst, src)
+    monkeypatch.setattr(program_module, "copy_into", spy)
+    losses, got, f = _optimizer_steps(True, make, before_call=lambda i: copies.clear())
+    assert f.stats()["hits"] >= 2                  # (momentum and Adam: a trace with state)
+    assert losses == want_losses
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    if name == "sgd":                              # the last call: fused kernels, no copy
+        assert copies == [], copies
+
+
+def test_a_write_back_whose_old_value_is_read_later_is_not_written_early():
+    """``a = p * 3; p.add_(u); return a + p.sum()``: the old ``p`` is read after the
+    write-back (fusion moves ``p * 3`` into the last kernel), so the update is not computed
+    into ``p``'s array before that read."""
+    def make():
+        return eager.arange(8, dtype=eager.float32, device="cuda")
+
+    def body(p, u):
+        a = p * 3
+        p.add_(u)
+        return a + p.sum()
+
+    pe, pc = make(), make()
+    cf = compiler.compile(lambda u: body(pc, u))
+    for i in range(4):
+        u = eager.full((8,), float(i + 1), device="cuda")
+        want = body(pe, u)
+        got = cf(u)
+        np.testing.assert_array_equal(got.cpu().numpy(), want.cpu().numpy())
+        np.testing.assert_array_equal(pc.cpu().numpy(), pe.cpu().numpy())
+        if i == 1:
+            compiler.wait()
+    assert cf.stats()["hits"] == 3
+
+
+def test_the_cuda_write_plan_writes_only_where_the_old_contents_are_read_no_more():
+    """``numba_cuda._write_plan`` on hand-made fused programs: a trailing update of ``p``
+    is computed into ``p``; not when a later kernel reads the old ``p``, nor when a node
+    that is not a kernel (it may raise, or be a guard) follows the update."""
+    def v(i):
+        return Value(i, (8,), np.float32, "cuda")
+
+    p, u, new_p, other = v(1), v(2), v(3), v(4)
+
+    def kernel(ins, out):
+        return Node(FusedElementwise, ins, {"graph": SimpleNamespace(outputs=[out])}, out)
+
+    inplace = {new_p.id: p}
+    update = kernel([p, u], new_p)
+    assert NC._write_plan([update], [new_p], inplace) == {0: p}
+    reads_old = kernel([p, new_p], other)
+    assert NC._write_plan([update, reads_old], [new_p, other], inplace) == {}
+    reads_new = kernel([new_p, u], other)
+    assert NC._write_plan([update, reads_new], [new_p, other], inplace) == {0: p}
+    for after in (Node(Guard, [new_p], {}, None), Node(Const, [], {}, other)):
+        assert NC._write_plan([update, after], [new_p, other], inplace) == {}
