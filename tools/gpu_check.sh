@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# On a machine with an NVIDIA GPU, numba-cuda and the project's dependencies already installed
-# (no network needed: the checkout runs from PYTHONPATH): the CUDA tests on the device, an
+# On a machine with an NVIDIA GPU, numba-cuda and the project's dependencies already installed,
+# with pytest-xdist and pytest-timeout (the device image has them; no network needed: the
+# checkout runs from PYTHONPATH): the CUDA tests on the device, an
 # example trained on it, then the `cuda` benchmark family. Each part is bounded by a timeout and
 # logs under $OUT (default /tmp/gpu-check):
 #     bash tools/gpu_check.sh                 # everything

@@ -61,10 +61,10 @@ class _FusedCall:
                                           self.out_dtype, self.out_shape, self.doc)
         # ``into``: the input array a write-back may be computed into (its old contents
         # are read by no later node): used when its elements are one dense block
-        outs = [into] if into is not None and into.host is None and into.is_contiguous \
+        target = [into] if into is not None and into.host is None and into.is_contiguous \
             else None
         outs = launch.run_core(self.core, self.out_vars, list(operands), self.out_dtypes,
-                               self.loop, self.doc, outs=outs)
+                               self.loop, self.doc, outs=target)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
 

@@ -53,6 +53,14 @@ def test_compiled_branches_on_cuda_match_eager_and_fuse():
     assert "@cuda" in str(ex.traces[0]["graph"]) if "graph" in ex.traces[0] else True
 
 
+def _train_step(model, opt, xb, yb):
+    opt.zero_grad()
+    loss = nn.functional.cross_entropy(model(xb), yb)
+    loss.backward()
+    opt.step()
+    return loss
+
+
 def test_compiled_cuda_training_step_with_backward():
     def make():
         eager.manual_seed(0)
@@ -65,11 +73,7 @@ def test_compiled_cuda_training_step_with_backward():
         opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
 
         def step(xb, yb):
-            opt.zero_grad()
-            loss = nn.functional.cross_entropy(model(xb), yb)
-            loss.backward()
-            opt.step()
-            return loss
+            return _train_step(model, opt, xb, yb)
         fn = compiler.compile(step) if comp else step
         out = []
         for _ in range(4):
@@ -176,11 +180,7 @@ def _optimizer_steps(compiled, make_opt, calls=4, before_call=None):
     y = eager.tensor([0, 1, 2, 0, 1, 2], device="cuda")
 
     def step():
-        opt.zero_grad()
-        loss = nn.functional.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+        return _train_step(model, opt, x, y)
 
     f = compiler.compile(step) if compiled else step
     storage = [p._data for p in model.parameters()]
